@@ -13,6 +13,7 @@ import sys
 import threading
 from collections import deque
 from ctypes import ArgumentError, byref
+from functools import update_wrapper
 
 from . import _handles, _hostmem
 from ._backend import compiled_for
@@ -269,7 +270,18 @@ def compile_checked(namespace: dict, lib: Any) -> None:
             if type(value) is _FUNCTION and value.__module__ == module
         }
         namespace["_reference"] = reference
-    namespace.update(install(reference, sys.modules[__name__], namespace))
+    namespace.update(compiled_functions(install, reference, namespace))
+
+
+def compiled_functions(install: Any, reference: dict, namespace: dict) -> dict:
+    """The C functions an extension's `checked` makes for a checked module's `reference`
+    functions, each with its reference's name, docs and annotations, and the reference
+    as __wrapped__: inspect.signature, help() and inspect.getsource see the Python
+    function's."""
+    compiled = install(reference, sys.modules[__name__], namespace)
+    for name, fn in compiled.items():
+        update_wrapper(fn, reference[name])
+    return compiled
 
 
 _FUNCTION = type(compile_checked)

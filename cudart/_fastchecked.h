@@ -16,7 +16,9 @@
 #ifndef CUDART_FASTCHECKED_H
 #define CUDART_FASTCHECKED_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <structmember.h>
 
 /* Py_XSETREF, which the limited API lacks. */
 #define CUDART_SETREF(dst, src)                                                           \
@@ -393,26 +395,123 @@ static inline int cudart_checked_class(PyObject *raw, const char *name, PyTypeOb
     return 0;
 }
 
-/* A compiled function's docstring: its text signature, then the reference's own. */
-static inline const char *cudart_checked_doc(const char *signature, PyObject *reference)
+/* ---------------------------------------------------------------- the function objects */
+
+/* A compiled checked function is an object of its own type, not a builtin function: it
+ * has a __dict__, where cudart._checked.compile_checked puts what functools.wraps puts
+ * (its reference as __wrapped__, the reference's __name__, __doc__, __annotations__),
+ * so inspect.signature, help() and inspect.getsource see the Python function's own. It
+ * is called through vectorcall, as a builtin function is: the slot and flag are CPython's
+ * stable ABI (the limited API names them from 3.12; 3.11 has them at these values). */
+typedef PyObject *(*cudart_vectorcall)(PyObject *, PyObject *const *, size_t, PyObject *);
+#define CUDART_TPFLAGS_HAVE_VECTORCALL (1UL << 11)
+#define CUDART_NARGS(nargsf) ((Py_ssize_t)((nargsf) & ~((size_t)1 << (8 * sizeof(size_t) - 1))))
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *dict;
+    cudart_vectorcall call;
+} cudart_checked_object;
+
+static PyObject *cudart_checked_type; /* made once, by cudart_checked_new */
+
+/* A call through tp_call (PyObject_Call with a tuple): as the vectorcall. */
+static PyObject *cudart_checked_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    PyObject *doc = PyObject_GetAttrString(reference, "__doc__");
-    if (!doc)
+    Py_ssize_t n = PyTuple_Size(args), k = kwargs ? PyDict_Size(kwargs) : 0;
+    PyObject **items = PyMem_Malloc(sizeof(PyObject *) * (size_t)(n + k + 1));
+    PyObject *names = k ? PyTuple_New(k) : NULL;
+    if (!items || (k && !names)) {
+        PyMem_Free(items);
+        Py_XDECREF(names);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        items[i] = PyTuple_GetItem(args, i);
+    Py_ssize_t pos = 0, j = 0;
+    PyObject *key, *value;
+    while (k && PyDict_Next(kwargs, &pos, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SetItem(names, j, key);
+        items[n + j++] = value;
+    }
+    PyObject *r = ((cudart_checked_object *)self)->call(self, items, (size_t)n, names);
+    PyMem_Free(items);
+    Py_XDECREF(names);
+    return r;
+}
+
+/* A function at a module's top level is never bound as a method: taken from a class, it
+ * stays itself (and pydoc documents it as a routine). */
+static PyObject *cudart_checked_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)obj;
+    (void)type;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *cudart_checked_repr(PyObject *self)
+{
+    PyObject *name = PyObject_GetAttrString(self, "__qualname__");
+    PyObject *r = name ? PyUnicode_FromFormat("<compiled checked function %U>", name) : NULL;
+    Py_XDECREF(name);
+    return r;
+}
+
+static void cudart_checked_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    Py_XDECREF(((cudart_checked_object *)self)->dict);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+static PyMemberDef cudart_checked_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(cudart_checked_object, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(cudart_checked_object, call), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef cudart_checked_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot cudart_checked_slots[] = {
+    {Py_tp_getset, cudart_checked_getset},
+    {Py_tp_call, cudart_checked_tp_call},
+    {Py_tp_descr_get, cudart_checked_get},
+    {Py_tp_repr, cudart_checked_repr},
+    {Py_tp_dealloc, cudart_checked_dealloc},
+    {Py_tp_members, cudart_checked_members},
+    {Py_tp_doc, (void *)"A checked function compiled (issue 23): its __wrapped__ is the Python one."},
+    {0, NULL},
+};
+
+static PyType_Spec cudart_checked_spec = {
+    "cudart.compiled_checked_function",
+    sizeof(cudart_checked_object),
+    0,
+    Py_TPFLAGS_DEFAULT | CUDART_TPFLAGS_HAVE_VECTORCALL,
+    cudart_checked_slots,
+};
+
+/* A new compiled checked function calling `call`; NULL with an exception set. */
+static inline PyObject *cudart_checked_new(cudart_vectorcall call)
+{
+    if (!cudart_checked_type && !(cudart_checked_type = PyType_FromSpec(&cudart_checked_spec)))
         return NULL;
-    PyObject *text = PyUnicode_Check(doc) ? PyUnicode_FromFormat("%s\n--\n\n%U", signature, doc)
-                                          : PyUnicode_FromFormat("%s\n--\n\n", signature);
-    Py_DECREF(doc);
-    if (!text)
+    cudart_checked_object *f = PyObject_New(cudart_checked_object, (PyTypeObject *)cudart_checked_type);
+    if (!f)
+        return NULL; /* (PyObject_Init took a reference to the heap type) */
+    f->dict = PyDict_New();
+    f->call = call;
+    if (!f->dict) {
+        Py_DECREF(f);
         return NULL;
-    Py_ssize_t size;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    char *copy = utf8 ? PyMem_Malloc((size_t)size + 1) : NULL;
-    if (copy)
-        memcpy(copy, utf8, (size_t)size + 1);
-    else if (utf8)
-        PyErr_NoMemory();
-    Py_DECREF(text);
-    return copy; /* kept for the process: the function's ml_doc */
+    }
+    return (PyObject *)f;
 }
 
 #endif /* CUDART_FASTCHECKED_H */

@@ -19459,9 +19459,10 @@ static char cudart_checked_reports[199];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
-static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -19518,9 +19519,10 @@ reference:
 
 static PyObject *cudart_reference_cudaChooseDevice;
 
-static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -19570,9 +19572,10 @@ reference:
 
 static PyObject *cudart_reference_cudaCtxResetPersistingL2Cache;
 
-static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -19612,9 +19615,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroyExternalMemory;
 
-static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -19667,9 +19671,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroyExternalSemaphore;
 
-static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -19722,9 +19727,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroySurfaceObject;
 
-static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -19771,9 +19777,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroyTextureObject;
 
-static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -19820,9 +19827,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceCanAccessPeer;
 
-static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -19879,9 +19887,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceDisablePeerAccess;
 
-static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -19928,9 +19937,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceEnablePeerAccess;
 
-static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -19984,9 +19994,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceFlushGPUDirectRDMAWrites;
 
-static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -20040,9 +20051,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetAttribute;
 
-static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -20099,9 +20111,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetCacheConfig;
 
-static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -20144,9 +20157,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetDefaultMemPool;
 
-static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -20196,9 +20210,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetLimit;
 
-static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -20248,9 +20263,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetMemPool;
 
-static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -20300,9 +20316,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetNvSciSyncAttributes;
 
-static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -20363,9 +20380,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetP2PAttribute;
 
-static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -20429,9 +20447,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetStreamPriorityRange;
 
-static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -20483,9 +20502,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetTexture1DLinearMaxWidth;
 
-static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -20542,9 +20562,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGraphMemTrim;
 
-static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -20591,9 +20612,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceReset;
 
-static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -20633,9 +20655,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSetCacheConfig;
 
-static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -20682,9 +20705,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSetLimit;
 
-static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -20738,9 +20762,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSetMemPool;
 
-static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -20794,9 +20819,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSynchronize;
 
-static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -20836,9 +20862,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceUnregisterAsyncNotification;
 
-static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -20898,9 +20925,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDriverGetVersion;
 
-static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -20943,9 +20971,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEGLStreamConsumerConnect;
 
-static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -20995,9 +21024,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEGLStreamConsumerConnectWithFlags;
 
-static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21054,9 +21084,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEGLStreamProducerConnect;
 
-static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -21120,9 +21151,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventCreate;
 
-static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -21165,9 +21197,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventCreateFromEGLSync;
 
-static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21224,9 +21257,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventCreateWithFlags;
 
-static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21276,9 +21310,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventDestroy;
 
-static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21331,9 +21366,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventElapsedTime;
 
-static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21390,9 +21426,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventQuery;
 
-static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21441,9 +21478,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventRecord;
 
-static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -21497,9 +21535,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventRecordWithFlags;
 
-static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 3)
         goto reference;
     {
@@ -21563,9 +21602,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventSynchronize;
 
-static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21612,9 +21652,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExternalMemoryGetMappedBuffer;
 
-static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21671,9 +21712,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExternalMemoryGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21730,9 +21772,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFree;
 
-static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21779,9 +21822,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeArray;
 
-static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21834,9 +21878,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeAsync;
 
-static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21890,9 +21935,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeHost;
 
-static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21939,9 +21985,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeMipmappedArray;
 
-static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21994,9 +22041,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetDevice;
 
-static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22037,9 +22085,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetDeviceCount;
 
-static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22082,9 +22131,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetDeviceFlags;
 
-static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22127,9 +22177,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetExportTable;
 
-static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22179,9 +22230,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetLastError;
 
-static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22219,9 +22271,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetMipmappedArrayLevel;
 
-static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22278,9 +22331,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetSymbolAddress;
 
-static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22330,9 +22384,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetSymbolSize;
 
-static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22382,9 +22437,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddDependencies;
 
-static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -22452,9 +22508,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddDependencies_v2;
 
-static PyObject *cudart_checked_cudaGraphAddDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -22529,9 +22586,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddEmptyNode;
 
-static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -22595,9 +22653,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
 
-static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -22668,9 +22727,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
 
-static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -22741,9 +22801,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
 
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -22814,9 +22875,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
 
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -22887,9 +22949,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddKernelNode;
 
-static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -22960,9 +23023,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -23033,9 +23097,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -23106,9 +23171,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -23179,9 +23245,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -23273,9 +23340,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -23374,9 +23442,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -23475,9 +23544,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemsetNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -23548,9 +23618,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddNode;
 
-static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -23621,9 +23692,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddNode_v2;
 
-static PyObject *cudart_checked_cudaGraphAddNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddNode_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -23701,9 +23773,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
 
-static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23753,9 +23826,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphConditionalHandleCreate;
 
-static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 3)
         goto reference;
     {
@@ -23825,9 +23899,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphCreate;
 
-static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23877,9 +23952,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphDestroy;
 
-static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23934,9 +24010,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphDestroyNode;
 
-static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23989,9 +24066,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventRecordNodeGetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24041,9 +24119,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24097,9 +24176,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventWaitNodeGetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24149,9 +24229,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24205,9 +24286,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecDestroy;
 
-static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24262,9 +24344,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24325,9 +24408,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24388,9 +24472,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24451,9 +24536,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24514,9 +24600,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecGetFlags;
 
-static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24566,9 +24653,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecKernelNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24629,9 +24717,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24692,9 +24781,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParams1D;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -24776,9 +24866,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParamsFromSymbol;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -24867,9 +24958,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParamsToSymbol;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -24958,9 +25050,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -25021,9 +25114,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -25084,9 +25178,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25140,9 +25235,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25196,9 +25292,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphKernelNodeCopyAttributes;
 
-static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25252,9 +25349,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphKernelNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25308,9 +25406,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphLaunch;
 
-static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25364,9 +25463,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemFreeNodeGetParams;
 
-static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -25416,9 +25516,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25472,9 +25573,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParams1D;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -25549,9 +25651,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -25633,9 +25736,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -25717,9 +25821,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25773,9 +25878,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeFindInClone;
 
-static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25832,9 +25938,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetEnabled;
 
-static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -25891,9 +25998,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetType;
 
-static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -25943,9 +26051,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeSetEnabled;
 
-static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26006,9 +26115,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26062,9 +26172,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphReleaseUserObject;
 
-static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -26128,9 +26239,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphRemoveDependencies;
 
-static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -26198,9 +26310,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphRemoveDependencies_v2;
 
-static PyObject *cudart_checked_cudaGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -26275,9 +26388,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphRetainUserObject;
 
-static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 4)
         goto reference;
     {
@@ -26351,9 +26465,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphUpload;
 
-static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26407,9 +26522,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsEGLRegisterImage;
 
-static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26466,9 +26582,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsGLRegisterBuffer;
 
-static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26525,9 +26642,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsGLRegisterImage;
 
-static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26591,9 +26709,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsMapResources;
 
-static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -26654,9 +26773,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsResourceGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26706,9 +26826,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsResourceGetMappedPointer;
 
-static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26767,9 +26888,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsResourceSetMapFlags;
 
-static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26823,9 +26945,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsSubResourceGetMappedArray;
 
-static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26889,9 +27012,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsUnmapResources;
 
-static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -26952,9 +27076,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsUnregisterResource;
 
-static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27007,9 +27132,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsVDPAURegisterOutputSurface;
 
-static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27066,9 +27192,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsVDPAURegisterVideoSurface;
 
-static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27125,9 +27252,10 @@ reference:
 
 static PyObject *cudart_reference_cudaHostGetFlags;
 
-static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27177,9 +27305,10 @@ reference:
 
 static PyObject *cudart_reference_cudaHostRegister;
 
-static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27240,9 +27369,10 @@ reference:
 
 static PyObject *cudart_reference_cudaHostUnregister;
 
-static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27289,9 +27419,10 @@ reference:
 
 static PyObject *cudart_reference_cudaImportExternalMemory;
 
-static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27341,9 +27472,10 @@ reference:
 
 static PyObject *cudart_reference_cudaImportExternalSemaphore;
 
-static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27393,9 +27525,10 @@ reference:
 
 static PyObject *cudart_reference_cudaInitDevice;
 
-static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27456,9 +27589,10 @@ reference:
 
 static PyObject *cudart_reference_cudaIpcCloseMemHandle;
 
-static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27505,9 +27639,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMalloc;
 
-static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27557,9 +27692,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocArray;
 
-static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 4)
         goto reference;
     {
@@ -27636,9 +27772,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocAsync;
 
-static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27695,9 +27832,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocFromPoolAsync;
 
-static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27761,9 +27899,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocPitch;
 
-static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27829,9 +27968,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemAdvise;
 
-static PyObject *cudart_checked_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemAdvise(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -27899,9 +28039,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemGetInfo;
 
-static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -27953,9 +28094,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolCreate;
 
-static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -28005,9 +28147,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolDestroy;
 
-static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -28060,9 +28203,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolGetAccess;
 
-static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28119,9 +28263,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolImportFromShareableHandle;
 
-static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -28185,9 +28330,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolImportPointer;
 
-static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28244,9 +28390,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolSetAccess;
 
-static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -28307,9 +28454,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolTrimTo;
 
-static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28363,9 +28511,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPrefetchAsync;
 
-static PyObject *cudart_checked_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -28433,9 +28582,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy;
 
-static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -28503,9 +28653,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2D;
 
-static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -28594,9 +28745,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DAsync;
 
-static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 8)
         goto reference;
     {
@@ -28692,9 +28844,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DFromArray;
 
-static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -28790,9 +28943,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DFromArrayAsync;
 
-static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 9)
         goto reference;
     {
@@ -28895,9 +29049,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DToArray;
 
-static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -28993,9 +29148,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DToArrayAsync;
 
-static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 9)
         goto reference;
     {
@@ -29098,9 +29254,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3D;
 
-static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29147,9 +29304,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DAsync;
 
-static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -29203,9 +29361,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DPeer;
 
-static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29252,9 +29411,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DPeerAsync;
 
-static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -29308,9 +29468,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyAsync;
 
-static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 5)
         goto reference;
     {
@@ -29385,9 +29546,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyFromSymbolAsync;
 
-static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -29469,9 +29631,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyPeer;
 
-static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -29546,9 +29709,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyPeerAsync;
 
-static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -29630,9 +29794,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyToSymbolAsync;
 
-static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -29714,9 +29879,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemset;
 
-static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29777,9 +29943,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemset2D;
 
-static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -29854,9 +30021,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemset2DAsync;
 
-static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -29938,9 +30106,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemsetAsync;
 
-static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -30008,9 +30177,10 @@ reference:
 
 static PyObject *cudart_reference_cudaPeekAtLastError;
 
-static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30048,9 +30218,10 @@ reference:
 
 static PyObject *cudart_reference_cudaProfilerStart;
 
-static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30090,9 +30261,10 @@ reference:
 
 static PyObject *cudart_reference_cudaProfilerStop;
 
-static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30132,9 +30304,10 @@ reference:
 
 static PyObject *cudart_reference_cudaRuntimeGetVersion;
 
-static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30175,9 +30348,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSetDevice;
 
-static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30224,9 +30398,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSetDeviceFlags;
 
-static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30273,9 +30448,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSetValidDevices;
 
-static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30329,9 +30505,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSignalExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -30399,9 +30576,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSignalExternalSemaphoresAsync_v2;
 
-static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -30469,9 +30647,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamBeginCapture;
 
-static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30525,9 +30704,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamBeginCaptureToGraph;
 
-static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -30609,9 +30789,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCopyAttributes;
 
-static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30665,9 +30846,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCreate;
 
-static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30710,9 +30892,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCreateWithFlags;
 
-static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30762,9 +30945,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCreateWithPriority;
 
-static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30821,9 +31005,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamDestroy;
 
-static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30876,9 +31061,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamEndCapture;
 
-static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30928,9 +31114,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetFlags;
 
-static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30980,9 +31167,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetId;
 
-static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31032,9 +31220,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetPriority;
 
-static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31084,9 +31273,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamIsCapturing;
 
-static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31136,9 +31326,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamQuery;
 
-static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31187,9 +31378,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamSynchronize;
 
-static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31236,9 +31428,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies;
 
-static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -31309,9 +31502,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies_v2;
 
-static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 5)
         goto reference;
     {
@@ -31389,9 +31583,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamWaitEvent;
 
-static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -31455,9 +31650,10 @@ reference:
 
 static PyObject *cudart_reference_cudaUserObjectRelease;
 
-static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -31514,9 +31710,10 @@ reference:
 
 static PyObject *cudart_reference_cudaUserObjectRetain;
 
-static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -31573,9 +31770,10 @@ reference:
 
 static PyObject *cudart_reference_cudaWaitExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -31643,9 +31841,10 @@ reference:
 
 static PyObject *cudart_reference_cudaWaitExternalSemaphoresAsync_v2;
 
-static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -31711,409 +31910,409 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaWaitExternalSemaphoresAsync_v2, args, nargs, kwnames);
 }
 
-static PyMethodDef cudart_checked_defs[] = {
-    {"cudaArrayGetPlane", (PyCFunction)(void (*)(void))cudart_checked_cudaArrayGetPlane, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaChooseDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaChooseDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaCtxResetPersistingL2Cache", (PyCFunction)(void (*)(void))cudart_checked_cudaCtxResetPersistingL2Cache, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroyExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroyExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroySurfaceObject", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroySurfaceObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroyTextureObject", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroyTextureObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceDisablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceDisablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceEnablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceEnablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetNvSciSyncAttributes", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetNvSciSyncAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetP2PAttribute", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetP2PAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetStreamPriorityRange", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetStreamPriorityRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetTexture1DLinearMaxWidth", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGraphMemTrim", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGraphMemTrim, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceReset", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceReset, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSetLimit", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceUnregisterAsyncNotification", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceUnregisterAsyncNotification, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDriverGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cudaDriverGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEGLStreamConsumerConnect", (PyCFunction)(void (*)(void))cudart_checked_cudaEGLStreamConsumerConnect, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEGLStreamConsumerConnectWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEGLStreamConsumerConnectWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEGLStreamProducerConnect", (PyCFunction)(void (*)(void))cudart_checked_cudaEGLStreamProducerConnect, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaEventCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventCreateFromEGLSync", (PyCFunction)(void (*)(void))cudart_checked_cudaEventCreateFromEGLSync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventCreateWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEventCreateWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaEventDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cudaEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFree", (PyCFunction)(void (*)(void))cudart_checked_cudaFree, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeArray", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetDeviceCount", (PyCFunction)(void (*)(void))cudart_checked_cudaGetDeviceCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetDeviceFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaGetDeviceFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetExportTable", (PyCFunction)(void (*)(void))cudart_checked_cudaGetExportTable, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetLastError", (PyCFunction)(void (*)(void))cudart_checked_cudaGetLastError, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetMipmappedArrayLevel", (PyCFunction)(void (*)(void))cudart_checked_cudaGetMipmappedArrayLevel, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetSymbolAddress", (PyCFunction)(void (*)(void))cudart_checked_cudaGetSymbolAddress, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetSymbolSize", (PyCFunction)(void (*)(void))cudart_checked_cudaGetSymbolSize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddEmptyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddEmptyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddEventRecordNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddEventRecordNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddEventWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddEventWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddExternalSemaphoresSignalNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddExternalSemaphoresSignalNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddExternalSemaphoresWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddExternalSemaphoresWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddKernelNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddKernelNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemAllocNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemAllocNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemFreeNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemFreeNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNode1D", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNode1D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNodeFromSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNodeFromSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNodeToSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNodeToSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventRecordNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventRecordNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventWaitNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventWaitNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParams1D", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParams1D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParamsToSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphKernelNodeCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphKernelNodeCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemFreeNodeGetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemFreeNodeGetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParams1D", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParams1D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParamsFromSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParamsToSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphRemoveDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRemoveDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsEGLRegisterImage", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsEGLRegisterImage, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsGLRegisterBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsGLRegisterBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsGLRegisterImage", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsGLRegisterImage, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsResourceGetMappedPointer", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsResourceGetMappedPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsUnmapResources", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsUnmapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsUnregisterResource", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsUnregisterResource, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsVDPAURegisterOutputSurface", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsVDPAURegisterOutputSurface, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsVDPAURegisterVideoSurface", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsVDPAURegisterVideoSurface, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cudaHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaHostUnregister", (PyCFunction)(void (*)(void))cudart_checked_cudaHostUnregister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaImportExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cudaImportExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaImportExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cudaImportExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaInitDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaInitDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaIpcCloseMemHandle", (PyCFunction)(void (*)(void))cudart_checked_cudaIpcCloseMemHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMalloc", (PyCFunction)(void (*)(void))cudart_checked_cudaMalloc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocPitch", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemAdvise", (PyCFunction)(void (*)(void))cudart_checked_cudaMemAdvise, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cudaMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolImportPointer", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolImportPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPrefetchAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPrefetchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2D", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DFromArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DFromArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DFromArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DFromArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DToArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DToArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DToArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DToArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3D", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DPeer", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyFromSymbolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyFromSymbolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyPeer", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyToSymbolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyToSymbolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemset", (PyCFunction)(void (*)(void))cudart_checked_cudaMemset, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemset2D", (PyCFunction)(void (*)(void))cudart_checked_cudaMemset2D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemset2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemset2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemsetAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemsetAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaPeekAtLastError", (PyCFunction)(void (*)(void))cudart_checked_cudaPeekAtLastError, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaProfilerStart", (PyCFunction)(void (*)(void))cudart_checked_cudaProfilerStart, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaProfilerStop", (PyCFunction)(void (*)(void))cudart_checked_cudaProfilerStop, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaRuntimeGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cudaRuntimeGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaSetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSetDeviceFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaSetDeviceFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSetValidDevices", (PyCFunction)(void (*)(void))cudart_checked_cudaSetValidDevices, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSignalExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaSignalExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSignalExternalSemaphoresAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaSignalExternalSemaphoresAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamBeginCapture", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamBeginCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamBeginCaptureToGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamBeginCaptureToGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCreateWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCreateWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCreateWithPriority", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCreateWithPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamEndCapture", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamEndCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetId", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetPriority", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamUpdateCaptureDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamUpdateCaptureDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaWaitExternalSemaphoresAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaWaitExternalSemaphoresAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {NULL, NULL, 0, NULL},
+static const char *const cudart_checked_names[] = {
+    "cudaArrayGetPlane",
+    "cudaChooseDevice",
+    "cudaCtxResetPersistingL2Cache",
+    "cudaDestroyExternalMemory",
+    "cudaDestroyExternalSemaphore",
+    "cudaDestroySurfaceObject",
+    "cudaDestroyTextureObject",
+    "cudaDeviceCanAccessPeer",
+    "cudaDeviceDisablePeerAccess",
+    "cudaDeviceEnablePeerAccess",
+    "cudaDeviceFlushGPUDirectRDMAWrites",
+    "cudaDeviceGetAttribute",
+    "cudaDeviceGetCacheConfig",
+    "cudaDeviceGetDefaultMemPool",
+    "cudaDeviceGetLimit",
+    "cudaDeviceGetMemPool",
+    "cudaDeviceGetNvSciSyncAttributes",
+    "cudaDeviceGetP2PAttribute",
+    "cudaDeviceGetStreamPriorityRange",
+    "cudaDeviceGetTexture1DLinearMaxWidth",
+    "cudaDeviceGraphMemTrim",
+    "cudaDeviceReset",
+    "cudaDeviceSetCacheConfig",
+    "cudaDeviceSetLimit",
+    "cudaDeviceSetMemPool",
+    "cudaDeviceSynchronize",
+    "cudaDeviceUnregisterAsyncNotification",
+    "cudaDriverGetVersion",
+    "cudaEGLStreamConsumerConnect",
+    "cudaEGLStreamConsumerConnectWithFlags",
+    "cudaEGLStreamProducerConnect",
+    "cudaEventCreate",
+    "cudaEventCreateFromEGLSync",
+    "cudaEventCreateWithFlags",
+    "cudaEventDestroy",
+    "cudaEventElapsedTime",
+    "cudaEventQuery",
+    "cudaEventRecord",
+    "cudaEventRecordWithFlags",
+    "cudaEventSynchronize",
+    "cudaExternalMemoryGetMappedBuffer",
+    "cudaExternalMemoryGetMappedMipmappedArray",
+    "cudaFree",
+    "cudaFreeArray",
+    "cudaFreeAsync",
+    "cudaFreeHost",
+    "cudaFreeMipmappedArray",
+    "cudaGetDevice",
+    "cudaGetDeviceCount",
+    "cudaGetDeviceFlags",
+    "cudaGetExportTable",
+    "cudaGetLastError",
+    "cudaGetMipmappedArrayLevel",
+    "cudaGetSymbolAddress",
+    "cudaGetSymbolSize",
+    "cudaGraphAddDependencies",
+    "cudaGraphAddDependencies_v2",
+    "cudaGraphAddEmptyNode",
+    "cudaGraphAddEventRecordNode",
+    "cudaGraphAddEventWaitNode",
+    "cudaGraphAddExternalSemaphoresSignalNode",
+    "cudaGraphAddExternalSemaphoresWaitNode",
+    "cudaGraphAddKernelNode",
+    "cudaGraphAddMemAllocNode",
+    "cudaGraphAddMemFreeNode",
+    "cudaGraphAddMemcpyNode",
+    "cudaGraphAddMemcpyNode1D",
+    "cudaGraphAddMemcpyNodeFromSymbol",
+    "cudaGraphAddMemcpyNodeToSymbol",
+    "cudaGraphAddMemsetNode",
+    "cudaGraphAddNode",
+    "cudaGraphAddNode_v2",
+    "cudaGraphChildGraphNodeGetGraph",
+    "cudaGraphConditionalHandleCreate",
+    "cudaGraphCreate",
+    "cudaGraphDestroy",
+    "cudaGraphDestroyNode",
+    "cudaGraphEventRecordNodeGetEvent",
+    "cudaGraphEventRecordNodeSetEvent",
+    "cudaGraphEventWaitNodeGetEvent",
+    "cudaGraphEventWaitNodeSetEvent",
+    "cudaGraphExecDestroy",
+    "cudaGraphExecEventRecordNodeSetEvent",
+    "cudaGraphExecEventWaitNodeSetEvent",
+    "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+    "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+    "cudaGraphExecGetFlags",
+    "cudaGraphExecKernelNodeSetParams",
+    "cudaGraphExecMemcpyNodeSetParams",
+    "cudaGraphExecMemcpyNodeSetParams1D",
+    "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+    "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+    "cudaGraphExecMemsetNodeSetParams",
+    "cudaGraphExecNodeSetParams",
+    "cudaGraphExternalSemaphoresSignalNodeSetParams",
+    "cudaGraphExternalSemaphoresWaitNodeSetParams",
+    "cudaGraphKernelNodeCopyAttributes",
+    "cudaGraphKernelNodeSetParams",
+    "cudaGraphLaunch",
+    "cudaGraphMemFreeNodeGetParams",
+    "cudaGraphMemcpyNodeSetParams",
+    "cudaGraphMemcpyNodeSetParams1D",
+    "cudaGraphMemcpyNodeSetParamsFromSymbol",
+    "cudaGraphMemcpyNodeSetParamsToSymbol",
+    "cudaGraphMemsetNodeSetParams",
+    "cudaGraphNodeFindInClone",
+    "cudaGraphNodeGetEnabled",
+    "cudaGraphNodeGetType",
+    "cudaGraphNodeSetEnabled",
+    "cudaGraphNodeSetParams",
+    "cudaGraphReleaseUserObject",
+    "cudaGraphRemoveDependencies",
+    "cudaGraphRemoveDependencies_v2",
+    "cudaGraphRetainUserObject",
+    "cudaGraphUpload",
+    "cudaGraphicsEGLRegisterImage",
+    "cudaGraphicsGLRegisterBuffer",
+    "cudaGraphicsGLRegisterImage",
+    "cudaGraphicsMapResources",
+    "cudaGraphicsResourceGetMappedMipmappedArray",
+    "cudaGraphicsResourceGetMappedPointer",
+    "cudaGraphicsResourceSetMapFlags",
+    "cudaGraphicsSubResourceGetMappedArray",
+    "cudaGraphicsUnmapResources",
+    "cudaGraphicsUnregisterResource",
+    "cudaGraphicsVDPAURegisterOutputSurface",
+    "cudaGraphicsVDPAURegisterVideoSurface",
+    "cudaHostGetFlags",
+    "cudaHostRegister",
+    "cudaHostUnregister",
+    "cudaImportExternalMemory",
+    "cudaImportExternalSemaphore",
+    "cudaInitDevice",
+    "cudaIpcCloseMemHandle",
+    "cudaMalloc",
+    "cudaMallocArray",
+    "cudaMallocAsync",
+    "cudaMallocFromPoolAsync",
+    "cudaMallocPitch",
+    "cudaMemAdvise",
+    "cudaMemGetInfo",
+    "cudaMemPoolCreate",
+    "cudaMemPoolDestroy",
+    "cudaMemPoolGetAccess",
+    "cudaMemPoolImportFromShareableHandle",
+    "cudaMemPoolImportPointer",
+    "cudaMemPoolSetAccess",
+    "cudaMemPoolTrimTo",
+    "cudaMemPrefetchAsync",
+    "cudaMemcpy",
+    "cudaMemcpy2D",
+    "cudaMemcpy2DAsync",
+    "cudaMemcpy2DFromArray",
+    "cudaMemcpy2DFromArrayAsync",
+    "cudaMemcpy2DToArray",
+    "cudaMemcpy2DToArrayAsync",
+    "cudaMemcpy3D",
+    "cudaMemcpy3DAsync",
+    "cudaMemcpy3DPeer",
+    "cudaMemcpy3DPeerAsync",
+    "cudaMemcpyAsync",
+    "cudaMemcpyFromSymbolAsync",
+    "cudaMemcpyPeer",
+    "cudaMemcpyPeerAsync",
+    "cudaMemcpyToSymbolAsync",
+    "cudaMemset",
+    "cudaMemset2D",
+    "cudaMemset2DAsync",
+    "cudaMemsetAsync",
+    "cudaPeekAtLastError",
+    "cudaProfilerStart",
+    "cudaProfilerStop",
+    "cudaRuntimeGetVersion",
+    "cudaSetDevice",
+    "cudaSetDeviceFlags",
+    "cudaSetValidDevices",
+    "cudaSignalExternalSemaphoresAsync",
+    "cudaSignalExternalSemaphoresAsync_v2",
+    "cudaStreamBeginCapture",
+    "cudaStreamBeginCaptureToGraph",
+    "cudaStreamCopyAttributes",
+    "cudaStreamCreate",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamCreateWithPriority",
+    "cudaStreamDestroy",
+    "cudaStreamEndCapture",
+    "cudaStreamGetFlags",
+    "cudaStreamGetId",
+    "cudaStreamGetPriority",
+    "cudaStreamIsCapturing",
+    "cudaStreamQuery",
+    "cudaStreamSynchronize",
+    "cudaStreamUpdateCaptureDependencies",
+    "cudaStreamUpdateCaptureDependencies_v2",
+    "cudaStreamWaitEvent",
+    "cudaUserObjectRelease",
+    "cudaUserObjectRetain",
+    "cudaWaitExternalSemaphoresAsync",
+    "cudaWaitExternalSemaphoresAsync_v2",
+    NULL,
 };
 
-static const char *const cudart_checked_signatures[] = {
-    "cudaArrayGetPlane($module, hArray, planeIdx)",
-    "cudaChooseDevice($module, prop)",
-    "cudaCtxResetPersistingL2Cache($module)",
-    "cudaDestroyExternalMemory($module, extMem)",
-    "cudaDestroyExternalSemaphore($module, extSem)",
-    "cudaDestroySurfaceObject($module, surfObject)",
-    "cudaDestroyTextureObject($module, texObject)",
-    "cudaDeviceCanAccessPeer($module, device, peerDevice)",
-    "cudaDeviceDisablePeerAccess($module, peerDevice)",
-    "cudaDeviceEnablePeerAccess($module, peerDevice, flags)",
-    "cudaDeviceFlushGPUDirectRDMAWrites($module, target, scope)",
-    "cudaDeviceGetAttribute($module, attr, device)",
-    "cudaDeviceGetCacheConfig($module)",
-    "cudaDeviceGetDefaultMemPool($module, device)",
-    "cudaDeviceGetLimit($module, limit)",
-    "cudaDeviceGetMemPool($module, device)",
-    "cudaDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, device, flags)",
-    "cudaDeviceGetP2PAttribute($module, attr, srcDevice, dstDevice)",
-    "cudaDeviceGetStreamPriorityRange($module)",
-    "cudaDeviceGetTexture1DLinearMaxWidth($module, fmtDesc, device)",
-    "cudaDeviceGraphMemTrim($module, device)",
-    "cudaDeviceReset($module)",
-    "cudaDeviceSetCacheConfig($module, cacheConfig)",
-    "cudaDeviceSetLimit($module, limit, value)",
-    "cudaDeviceSetMemPool($module, device, memPool)",
-    "cudaDeviceSynchronize($module)",
-    "cudaDeviceUnregisterAsyncNotification($module, device, callback)",
-    "cudaDriverGetVersion($module)",
-    "cudaEGLStreamConsumerConnect($module, eglStream)",
-    "cudaEGLStreamConsumerConnectWithFlags($module, eglStream, flags)",
-    "cudaEGLStreamProducerConnect($module, eglStream, width, height)",
-    "cudaEventCreate($module)",
-    "cudaEventCreateFromEGLSync($module, eglSync, flags)",
-    "cudaEventCreateWithFlags($module, flags)",
-    "cudaEventDestroy($module, event)",
-    "cudaEventElapsedTime($module, start, end)",
-    "cudaEventQuery($module, event)",
-    "cudaEventRecord($module, event, stream=None)",
-    "cudaEventRecordWithFlags($module, event, stream=None, flags=0)",
-    "cudaEventSynchronize($module, event)",
-    "cudaExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
-    "cudaExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
-    "cudaFree($module, devPtr)",
-    "cudaFreeArray($module, array)",
-    "cudaFreeAsync($module, devPtr, hStream)",
-    "cudaFreeHost($module, ptr)",
-    "cudaFreeMipmappedArray($module, mipmappedArray)",
-    "cudaGetDevice($module)",
-    "cudaGetDeviceCount($module)",
-    "cudaGetDeviceFlags($module)",
-    "cudaGetExportTable($module, pExportTableId)",
-    "cudaGetLastError($module)",
-    "cudaGetMipmappedArrayLevel($module, mipmappedArray, level)",
-    "cudaGetSymbolAddress($module, symbol)",
-    "cudaGetSymbolSize($module, symbol)",
-    "cudaGraphAddDependencies($module, graph, from_, to, numDependencies)",
-    "cudaGraphAddDependencies_v2($module, graph, from_, to, edgeData, numDependencies)",
-    "cudaGraphAddEmptyNode($module, graph, pDependencies, numDependencies)",
-    "cudaGraphAddEventRecordNode($module, graph, pDependencies, numDependencies, event)",
-    "cudaGraphAddEventWaitNode($module, graph, pDependencies, numDependencies, event)",
-    "cudaGraphAddExternalSemaphoresSignalNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddExternalSemaphoresWaitNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddKernelNode($module, graph, pDependencies, numDependencies, pNodeParams)",
-    "cudaGraphAddMemAllocNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddMemFreeNode($module, graph, pDependencies, numDependencies, dptr)",
-    "cudaGraphAddMemcpyNode($module, graph, pDependencies, numDependencies, pCopyParams)",
-    "cudaGraphAddMemcpyNode1D($module, graph, pDependencies, numDependencies, dst, src, count, kind)",
-    "cudaGraphAddMemcpyNodeFromSymbol($module, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind)",
-    "cudaGraphAddMemcpyNodeToSymbol($module, graph, pDependencies, numDependencies, symbol, src, count, offset, kind)",
-    "cudaGraphAddMemsetNode($module, graph, pDependencies, numDependencies, pMemsetParams)",
-    "cudaGraphAddNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddNode_v2($module, graph, pDependencies, dependencyData, numDependencies, nodeParams)",
-    "cudaGraphChildGraphNodeGetGraph($module, node)",
-    "cudaGraphConditionalHandleCreate($module, graph, defaultLaunchValue=0, flags=0)",
-    "cudaGraphCreate($module, flags)",
-    "cudaGraphDestroy($module, graph)",
-    "cudaGraphDestroyNode($module, node)",
-    "cudaGraphEventRecordNodeGetEvent($module, node)",
-    "cudaGraphEventRecordNodeSetEvent($module, node, event)",
-    "cudaGraphEventWaitNodeGetEvent($module, node)",
-    "cudaGraphEventWaitNodeSetEvent($module, node, event)",
-    "cudaGraphExecDestroy($module, graphExec)",
-    "cudaGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cudaGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cudaGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cudaGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cudaGraphExecGetFlags($module, graphExec)",
-    "cudaGraphExecKernelNodeSetParams($module, hGraphExec, node, pNodeParams)",
-    "cudaGraphExecMemcpyNodeSetParams($module, hGraphExec, node, pNodeParams)",
-    "cudaGraphExecMemcpyNodeSetParams1D($module, hGraphExec, node, dst, src, count, kind)",
-    "cudaGraphExecMemcpyNodeSetParamsFromSymbol($module, hGraphExec, node, dst, symbol, count, offset, kind)",
-    "cudaGraphExecMemcpyNodeSetParamsToSymbol($module, hGraphExec, node, symbol, src, count, offset, kind)",
-    "cudaGraphExecMemsetNodeSetParams($module, hGraphExec, node, pNodeParams)",
-    "cudaGraphExecNodeSetParams($module, graphExec, node, nodeParams)",
-    "cudaGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams)",
-    "cudaGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams)",
-    "cudaGraphKernelNodeCopyAttributes($module, hSrc, hDst)",
-    "cudaGraphKernelNodeSetParams($module, node, pNodeParams)",
-    "cudaGraphLaunch($module, graphExec, stream)",
-    "cudaGraphMemFreeNodeGetParams($module, node)",
-    "cudaGraphMemcpyNodeSetParams($module, node, pNodeParams)",
-    "cudaGraphMemcpyNodeSetParams1D($module, node, dst, src, count, kind)",
-    "cudaGraphMemcpyNodeSetParamsFromSymbol($module, node, dst, symbol, count, offset, kind)",
-    "cudaGraphMemcpyNodeSetParamsToSymbol($module, node, symbol, src, count, offset, kind)",
-    "cudaGraphMemsetNodeSetParams($module, node, pNodeParams)",
-    "cudaGraphNodeFindInClone($module, originalNode, clonedGraph)",
-    "cudaGraphNodeGetEnabled($module, hGraphExec, hNode)",
-    "cudaGraphNodeGetType($module, node)",
-    "cudaGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
-    "cudaGraphNodeSetParams($module, node, nodeParams)",
-    "cudaGraphReleaseUserObject($module, graph, object, count=1)",
-    "cudaGraphRemoveDependencies($module, graph, from_, to, numDependencies)",
-    "cudaGraphRemoveDependencies_v2($module, graph, from_, to, edgeData, numDependencies)",
-    "cudaGraphRetainUserObject($module, graph, object, count=1, flags=0)",
-    "cudaGraphUpload($module, graphExec, stream)",
-    "cudaGraphicsEGLRegisterImage($module, image, flags)",
-    "cudaGraphicsGLRegisterBuffer($module, buffer, flags)",
-    "cudaGraphicsGLRegisterImage($module, image, target, flags)",
-    "cudaGraphicsMapResources($module, count, resources, stream=None)",
-    "cudaGraphicsResourceGetMappedMipmappedArray($module, resource)",
-    "cudaGraphicsResourceGetMappedPointer($module, resource)",
-    "cudaGraphicsResourceSetMapFlags($module, resource, flags)",
-    "cudaGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
-    "cudaGraphicsUnmapResources($module, count, resources, stream=None)",
-    "cudaGraphicsUnregisterResource($module, resource)",
-    "cudaGraphicsVDPAURegisterOutputSurface($module, vdpSurface, flags)",
-    "cudaGraphicsVDPAURegisterVideoSurface($module, vdpSurface, flags)",
-    "cudaHostGetFlags($module, pHost)",
-    "cudaHostRegister($module, ptr, size, flags)",
-    "cudaHostUnregister($module, ptr)",
-    "cudaImportExternalMemory($module, memHandleDesc)",
-    "cudaImportExternalSemaphore($module, semHandleDesc)",
-    "cudaInitDevice($module, device, deviceFlags, flags)",
-    "cudaIpcCloseMemHandle($module, devPtr)",
-    "cudaMalloc($module, size)",
-    "cudaMallocArray($module, desc, width, height=0, flags=0)",
-    "cudaMallocAsync($module, size, hStream)",
-    "cudaMallocFromPoolAsync($module, size, memPool, stream)",
-    "cudaMallocPitch($module, width, height)",
-    "cudaMemAdvise($module, devPtr, count, advice, device)",
-    "cudaMemGetInfo($module)",
-    "cudaMemPoolCreate($module, poolProps)",
-    "cudaMemPoolDestroy($module, memPool)",
-    "cudaMemPoolGetAccess($module, memPool, location)",
-    "cudaMemPoolImportFromShareableHandle($module, shareableHandle, handleType, flags)",
-    "cudaMemPoolImportPointer($module, memPool, exportData)",
-    "cudaMemPoolSetAccess($module, memPool, descList, count)",
-    "cudaMemPoolTrimTo($module, memPool, minBytesToKeep)",
-    "cudaMemPrefetchAsync($module, devPtr, count, dstDevice, stream=None)",
-    "cudaMemcpy($module, dst, src, count, kind)",
-    "cudaMemcpy2D($module, dst, dpitch, src, spitch, width, height, kind)",
-    "cudaMemcpy2DAsync($module, dst, dpitch, src, spitch, width, height, kind, stream=None)",
-    "cudaMemcpy2DFromArray($module, dst, dpitch, src, wOffset, hOffset, width, height, kind)",
-    "cudaMemcpy2DFromArrayAsync($module, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream=None)",
-    "cudaMemcpy2DToArray($module, dst, wOffset, hOffset, src, spitch, width, height, kind)",
-    "cudaMemcpy2DToArrayAsync($module, dst, wOffset, hOffset, src, spitch, width, height, kind, stream=None)",
-    "cudaMemcpy3D($module, p)",
-    "cudaMemcpy3DAsync($module, p, stream=None)",
-    "cudaMemcpy3DPeer($module, p)",
-    "cudaMemcpy3DPeerAsync($module, p, stream=None)",
-    "cudaMemcpyAsync($module, dst, src, count, kind, stream=None)",
-    "cudaMemcpyFromSymbolAsync($module, dst, symbol, count, offset, kind, stream=None)",
-    "cudaMemcpyPeer($module, dst, dstDevice, src, srcDevice, count)",
-    "cudaMemcpyPeerAsync($module, dst, dstDevice, src, srcDevice, count, stream=None)",
-    "cudaMemcpyToSymbolAsync($module, symbol, src, count, offset, kind, stream=None)",
-    "cudaMemset($module, devPtr, value, count)",
-    "cudaMemset2D($module, devPtr, pitch, value, width, height)",
-    "cudaMemset2DAsync($module, devPtr, pitch, value, width, height, stream=None)",
-    "cudaMemsetAsync($module, devPtr, value, count, stream=None)",
-    "cudaPeekAtLastError($module)",
-    "cudaProfilerStart($module)",
-    "cudaProfilerStop($module)",
-    "cudaRuntimeGetVersion($module)",
-    "cudaSetDevice($module, device)",
-    "cudaSetDeviceFlags($module, flags)",
-    "cudaSetValidDevices($module, device_arr, len)",
-    "cudaSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream=None)",
-    "cudaSignalExternalSemaphoresAsync_v2($module, extSemArray, paramsArray, numExtSems, stream=None)",
-    "cudaStreamBeginCapture($module, stream, mode)",
-    "cudaStreamBeginCaptureToGraph($module, stream, graph, dependencies, dependencyData, numDependencies, mode)",
-    "cudaStreamCopyAttributes($module, dst, src)",
-    "cudaStreamCreate($module)",
-    "cudaStreamCreateWithFlags($module, flags)",
-    "cudaStreamCreateWithPriority($module, flags, priority)",
-    "cudaStreamDestroy($module, stream)",
-    "cudaStreamEndCapture($module, stream)",
-    "cudaStreamGetFlags($module, hStream)",
-    "cudaStreamGetId($module, hStream)",
-    "cudaStreamGetPriority($module, hStream)",
-    "cudaStreamIsCapturing($module, stream)",
-    "cudaStreamQuery($module, stream)",
-    "cudaStreamSynchronize($module, stream)",
-    "cudaStreamUpdateCaptureDependencies($module, stream, dependencies, numDependencies, flags=0)",
-    "cudaStreamUpdateCaptureDependencies_v2($module, stream, dependencies, dependencyData, numDependencies, flags=0)",
-    "cudaStreamWaitEvent($module, stream, event, flags=0)",
-    "cudaUserObjectRelease($module, object, count=1)",
-    "cudaUserObjectRetain($module, object, count=1)",
-    "cudaWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream=None)",
-    "cudaWaitExternalSemaphoresAsync_v2($module, extSemArray, paramsArray, numExtSems, stream=None)",
+static const cudart_vectorcall cudart_checked_calls[] = {
+    cudart_checked_cudaArrayGetPlane,
+    cudart_checked_cudaChooseDevice,
+    cudart_checked_cudaCtxResetPersistingL2Cache,
+    cudart_checked_cudaDestroyExternalMemory,
+    cudart_checked_cudaDestroyExternalSemaphore,
+    cudart_checked_cudaDestroySurfaceObject,
+    cudart_checked_cudaDestroyTextureObject,
+    cudart_checked_cudaDeviceCanAccessPeer,
+    cudart_checked_cudaDeviceDisablePeerAccess,
+    cudart_checked_cudaDeviceEnablePeerAccess,
+    cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites,
+    cudart_checked_cudaDeviceGetAttribute,
+    cudart_checked_cudaDeviceGetCacheConfig,
+    cudart_checked_cudaDeviceGetDefaultMemPool,
+    cudart_checked_cudaDeviceGetLimit,
+    cudart_checked_cudaDeviceGetMemPool,
+    cudart_checked_cudaDeviceGetNvSciSyncAttributes,
+    cudart_checked_cudaDeviceGetP2PAttribute,
+    cudart_checked_cudaDeviceGetStreamPriorityRange,
+    cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth,
+    cudart_checked_cudaDeviceGraphMemTrim,
+    cudart_checked_cudaDeviceReset,
+    cudart_checked_cudaDeviceSetCacheConfig,
+    cudart_checked_cudaDeviceSetLimit,
+    cudart_checked_cudaDeviceSetMemPool,
+    cudart_checked_cudaDeviceSynchronize,
+    cudart_checked_cudaDeviceUnregisterAsyncNotification,
+    cudart_checked_cudaDriverGetVersion,
+    cudart_checked_cudaEGLStreamConsumerConnect,
+    cudart_checked_cudaEGLStreamConsumerConnectWithFlags,
+    cudart_checked_cudaEGLStreamProducerConnect,
+    cudart_checked_cudaEventCreate,
+    cudart_checked_cudaEventCreateFromEGLSync,
+    cudart_checked_cudaEventCreateWithFlags,
+    cudart_checked_cudaEventDestroy,
+    cudart_checked_cudaEventElapsedTime,
+    cudart_checked_cudaEventQuery,
+    cudart_checked_cudaEventRecord,
+    cudart_checked_cudaEventRecordWithFlags,
+    cudart_checked_cudaEventSynchronize,
+    cudart_checked_cudaExternalMemoryGetMappedBuffer,
+    cudart_checked_cudaExternalMemoryGetMappedMipmappedArray,
+    cudart_checked_cudaFree,
+    cudart_checked_cudaFreeArray,
+    cudart_checked_cudaFreeAsync,
+    cudart_checked_cudaFreeHost,
+    cudart_checked_cudaFreeMipmappedArray,
+    cudart_checked_cudaGetDevice,
+    cudart_checked_cudaGetDeviceCount,
+    cudart_checked_cudaGetDeviceFlags,
+    cudart_checked_cudaGetExportTable,
+    cudart_checked_cudaGetLastError,
+    cudart_checked_cudaGetMipmappedArrayLevel,
+    cudart_checked_cudaGetSymbolAddress,
+    cudart_checked_cudaGetSymbolSize,
+    cudart_checked_cudaGraphAddDependencies,
+    cudart_checked_cudaGraphAddDependencies_v2,
+    cudart_checked_cudaGraphAddEmptyNode,
+    cudart_checked_cudaGraphAddEventRecordNode,
+    cudart_checked_cudaGraphAddEventWaitNode,
+    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
+    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
+    cudart_checked_cudaGraphAddKernelNode,
+    cudart_checked_cudaGraphAddMemAllocNode,
+    cudart_checked_cudaGraphAddMemFreeNode,
+    cudart_checked_cudaGraphAddMemcpyNode,
+    cudart_checked_cudaGraphAddMemcpyNode1D,
+    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
+    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
+    cudart_checked_cudaGraphAddMemsetNode,
+    cudart_checked_cudaGraphAddNode,
+    cudart_checked_cudaGraphAddNode_v2,
+    cudart_checked_cudaGraphChildGraphNodeGetGraph,
+    cudart_checked_cudaGraphConditionalHandleCreate,
+    cudart_checked_cudaGraphCreate,
+    cudart_checked_cudaGraphDestroy,
+    cudart_checked_cudaGraphDestroyNode,
+    cudart_checked_cudaGraphEventRecordNodeGetEvent,
+    cudart_checked_cudaGraphEventRecordNodeSetEvent,
+    cudart_checked_cudaGraphEventWaitNodeGetEvent,
+    cudart_checked_cudaGraphEventWaitNodeSetEvent,
+    cudart_checked_cudaGraphExecDestroy,
+    cudart_checked_cudaGraphExecEventRecordNodeSetEvent,
+    cudart_checked_cudaGraphExecEventWaitNodeSetEvent,
+    cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cudaGraphExecGetFlags,
+    cudart_checked_cudaGraphExecKernelNodeSetParams,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParams,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParams1D,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    cudart_checked_cudaGraphExecMemsetNodeSetParams,
+    cudart_checked_cudaGraphExecNodeSetParams,
+    cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cudaGraphKernelNodeCopyAttributes,
+    cudart_checked_cudaGraphKernelNodeSetParams,
+    cudart_checked_cudaGraphLaunch,
+    cudart_checked_cudaGraphMemFreeNodeGetParams,
+    cudart_checked_cudaGraphMemcpyNodeSetParams,
+    cudart_checked_cudaGraphMemcpyNodeSetParams1D,
+    cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
+    cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
+    cudart_checked_cudaGraphMemsetNodeSetParams,
+    cudart_checked_cudaGraphNodeFindInClone,
+    cudart_checked_cudaGraphNodeGetEnabled,
+    cudart_checked_cudaGraphNodeGetType,
+    cudart_checked_cudaGraphNodeSetEnabled,
+    cudart_checked_cudaGraphNodeSetParams,
+    cudart_checked_cudaGraphReleaseUserObject,
+    cudart_checked_cudaGraphRemoveDependencies,
+    cudart_checked_cudaGraphRemoveDependencies_v2,
+    cudart_checked_cudaGraphRetainUserObject,
+    cudart_checked_cudaGraphUpload,
+    cudart_checked_cudaGraphicsEGLRegisterImage,
+    cudart_checked_cudaGraphicsGLRegisterBuffer,
+    cudart_checked_cudaGraphicsGLRegisterImage,
+    cudart_checked_cudaGraphicsMapResources,
+    cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray,
+    cudart_checked_cudaGraphicsResourceGetMappedPointer,
+    cudart_checked_cudaGraphicsResourceSetMapFlags,
+    cudart_checked_cudaGraphicsSubResourceGetMappedArray,
+    cudart_checked_cudaGraphicsUnmapResources,
+    cudart_checked_cudaGraphicsUnregisterResource,
+    cudart_checked_cudaGraphicsVDPAURegisterOutputSurface,
+    cudart_checked_cudaGraphicsVDPAURegisterVideoSurface,
+    cudart_checked_cudaHostGetFlags,
+    cudart_checked_cudaHostRegister,
+    cudart_checked_cudaHostUnregister,
+    cudart_checked_cudaImportExternalMemory,
+    cudart_checked_cudaImportExternalSemaphore,
+    cudart_checked_cudaInitDevice,
+    cudart_checked_cudaIpcCloseMemHandle,
+    cudart_checked_cudaMalloc,
+    cudart_checked_cudaMallocArray,
+    cudart_checked_cudaMallocAsync,
+    cudart_checked_cudaMallocFromPoolAsync,
+    cudart_checked_cudaMallocPitch,
+    cudart_checked_cudaMemAdvise,
+    cudart_checked_cudaMemGetInfo,
+    cudart_checked_cudaMemPoolCreate,
+    cudart_checked_cudaMemPoolDestroy,
+    cudart_checked_cudaMemPoolGetAccess,
+    cudart_checked_cudaMemPoolImportFromShareableHandle,
+    cudart_checked_cudaMemPoolImportPointer,
+    cudart_checked_cudaMemPoolSetAccess,
+    cudart_checked_cudaMemPoolTrimTo,
+    cudart_checked_cudaMemPrefetchAsync,
+    cudart_checked_cudaMemcpy,
+    cudart_checked_cudaMemcpy2D,
+    cudart_checked_cudaMemcpy2DAsync,
+    cudart_checked_cudaMemcpy2DFromArray,
+    cudart_checked_cudaMemcpy2DFromArrayAsync,
+    cudart_checked_cudaMemcpy2DToArray,
+    cudart_checked_cudaMemcpy2DToArrayAsync,
+    cudart_checked_cudaMemcpy3D,
+    cudart_checked_cudaMemcpy3DAsync,
+    cudart_checked_cudaMemcpy3DPeer,
+    cudart_checked_cudaMemcpy3DPeerAsync,
+    cudart_checked_cudaMemcpyAsync,
+    cudart_checked_cudaMemcpyFromSymbolAsync,
+    cudart_checked_cudaMemcpyPeer,
+    cudart_checked_cudaMemcpyPeerAsync,
+    cudart_checked_cudaMemcpyToSymbolAsync,
+    cudart_checked_cudaMemset,
+    cudart_checked_cudaMemset2D,
+    cudart_checked_cudaMemset2DAsync,
+    cudart_checked_cudaMemsetAsync,
+    cudart_checked_cudaPeekAtLastError,
+    cudart_checked_cudaProfilerStart,
+    cudart_checked_cudaProfilerStop,
+    cudart_checked_cudaRuntimeGetVersion,
+    cudart_checked_cudaSetDevice,
+    cudart_checked_cudaSetDeviceFlags,
+    cudart_checked_cudaSetValidDevices,
+    cudart_checked_cudaSignalExternalSemaphoresAsync,
+    cudart_checked_cudaSignalExternalSemaphoresAsync_v2,
+    cudart_checked_cudaStreamBeginCapture,
+    cudart_checked_cudaStreamBeginCaptureToGraph,
+    cudart_checked_cudaStreamCopyAttributes,
+    cudart_checked_cudaStreamCreate,
+    cudart_checked_cudaStreamCreateWithFlags,
+    cudart_checked_cudaStreamCreateWithPriority,
+    cudart_checked_cudaStreamDestroy,
+    cudart_checked_cudaStreamEndCapture,
+    cudart_checked_cudaStreamGetFlags,
+    cudart_checked_cudaStreamGetId,
+    cudart_checked_cudaStreamGetPriority,
+    cudart_checked_cudaStreamIsCapturing,
+    cudart_checked_cudaStreamQuery,
+    cudart_checked_cudaStreamSynchronize,
+    cudart_checked_cudaStreamUpdateCaptureDependencies,
+    cudart_checked_cudaStreamUpdateCaptureDependencies_v2,
+    cudart_checked_cudaStreamWaitEvent,
+    cudart_checked_cudaUserObjectRelease,
+    cudart_checked_cudaUserObjectRetain,
+    cudart_checked_cudaWaitExternalSemaphoresAsync,
+    cudart_checked_cudaWaitExternalSemaphoresAsync_v2,
     NULL,
 };
 
@@ -32346,10 +32545,12 @@ static PyObject **const cudart_checked_references[] = {
 
 /* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
  * functions standing for those of `reference` (name -> the Python checked function),
- * with `helpers` (cudart._checked) and the checked module's namespace (its _error, _lib
- * and __name__). */
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
 static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("checked", nargs, 3) < 0)
         return NULL;
     PyObject *reference = args[0], *namespace = args[2];
@@ -32360,8 +32561,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
     if (cudart_checked_helpers(args[1], namespace) < 0)
         return NULL;
     PyObject *raw = PyDict_GetItemString(namespace, "_lib");
-    PyObject *module_name = PyDict_GetItemString(namespace, "__name__");
-    if (!module_name
+    if (0
         || cudart_checked_class(raw, "cudaArray_const_t", &cudart_handle_cudaArray_const_t) < 0
         || cudart_checked_class(raw, "cudaArray_t", &cudart_handle_cudaArray_t) < 0
         || cudart_checked_class(raw, "cudaAsyncCallbackHandle_t", &cudart_handle_cudaAsyncCallbackHandle_t) < 0
@@ -32394,11 +32594,8 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "cudaMemoryAdvise", &cudart_enum_cudaMemoryAdvise) < 0
         || cudart_checked_class(raw, "cudaStreamCaptureMode", &cudart_enum_cudaStreamCaptureMode) < 0
         || cudart_checked_class(raw, "cudaStreamCaptureStatus", &cudart_enum_cudaStreamCaptureStatus) < 0
-    ) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
+    )
         return NULL;
-    }
     cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
     /* The calls after which a host callback's failure is reported: name -> per stream. */
     PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
@@ -32407,22 +32604,15 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         Py_CLEAR(reporting);
     }
     PyObject *out = reporting ? PyDict_New() : NULL;
-    for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
-        PyMethodDef *def = &cudart_checked_defs[i];
-        PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
+    for (Py_ssize_t i = 0; out && cudart_checked_names[i]; i++) {
+        PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        const char *doc = cudart_checked_doc(cudart_checked_signatures[i], ref);
-        if (!doc) {
-            Py_CLEAR(out);
-            break;
-        }
-        def->ml_doc = doc;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = PyCFunction_NewEx(def, self, module_name);
-        if (!fn || PyDict_SetItemString(out, def->ml_name, fn) < 0)
+        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }

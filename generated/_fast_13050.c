@@ -21460,9 +21460,10 @@ static char cudart_checked_reports[223];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
-static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21519,9 +21520,10 @@ reference:
 
 static PyObject *cudart_reference_cudaChooseDevice;
 
-static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21571,9 +21573,10 @@ reference:
 
 static PyObject *cudart_reference_cudaCtxResetPersistingL2Cache;
 
-static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -21613,9 +21616,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroyExternalMemory;
 
-static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21668,9 +21672,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroyExternalSemaphore;
 
-static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21723,9 +21728,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroySurfaceObject;
 
-static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21772,9 +21778,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDestroyTextureObject;
 
-static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21821,9 +21828,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDevResourceGenerateDesc;
 
-static PyObject *cudart_checked_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21880,9 +21888,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceCanAccessPeer;
 
-static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -21939,9 +21948,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceDisablePeerAccess;
 
-static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -21988,9 +21998,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceEnablePeerAccess;
 
-static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22044,9 +22055,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceFlushGPUDirectRDMAWrites;
 
-static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22100,9 +22112,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetAttribute;
 
-static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22159,9 +22172,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetCacheConfig;
 
-static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22204,9 +22218,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetDefaultMemPool;
 
-static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22256,9 +22271,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetExecutionCtx;
 
-static PyObject *cudart_checked_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22308,9 +22324,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetLimit;
 
-static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22360,9 +22377,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetMemPool;
 
-static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22412,9 +22430,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetNvSciSyncAttributes;
 
-static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -22475,9 +22494,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetP2PAttribute;
 
-static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -22541,9 +22561,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetStreamPriorityRange;
 
-static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22595,9 +22616,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGetTexture1DLinearMaxWidth;
 
-static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22654,9 +22676,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceGraphMemTrim;
 
-static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22703,9 +22726,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceReset;
 
-static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22745,9 +22769,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSetCacheConfig;
 
-static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -22794,9 +22819,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSetLimit;
 
-static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22850,9 +22876,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSetMemPool;
 
-static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -22906,9 +22933,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceSynchronize;
 
-static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -22948,9 +22976,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDeviceUnregisterAsyncNotification;
 
-static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -23010,9 +23039,10 @@ reference:
 
 static PyObject *cudart_reference_cudaDriverGetVersion;
 
-static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -23055,9 +23085,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEGLStreamConsumerConnect;
 
-static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23107,9 +23138,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEGLStreamConsumerConnectWithFlags;
 
-static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -23166,9 +23198,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEGLStreamProducerConnect;
 
-static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -23232,9 +23265,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventCreate;
 
-static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -23277,9 +23311,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventCreateFromEGLSync;
 
-static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -23336,9 +23371,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventCreateWithFlags;
 
-static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23388,9 +23424,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventDestroy;
 
-static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23443,9 +23480,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventElapsedTime;
 
-static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -23502,9 +23540,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventQuery;
 
-static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23553,9 +23592,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventRecord;
 
-static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -23609,9 +23649,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventRecordWithFlags;
 
-static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 3)
         goto reference;
     {
@@ -23675,9 +23716,10 @@ reference:
 
 static PyObject *cudart_reference_cudaEventSynchronize;
 
-static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23724,9 +23766,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxDestroy;
 
-static PyObject *cudart_checked_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23779,9 +23822,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxGetDevice;
 
-static PyObject *cudart_checked_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23831,9 +23875,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxGetId;
 
-static PyObject *cudart_checked_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -23883,9 +23928,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxRecordEvent;
 
-static PyObject *cudart_checked_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -23939,9 +23985,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxStreamCreate;
 
-static PyObject *cudart_checked_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -24005,9 +24052,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxSynchronize;
 
-static PyObject *cudart_checked_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24054,9 +24102,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExecutionCtxWaitEvent;
 
-static PyObject *cudart_checked_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24110,9 +24159,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExternalMemoryGetMappedBuffer;
 
-static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24169,9 +24219,10 @@ reference:
 
 static PyObject *cudart_reference_cudaExternalMemoryGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24228,9 +24279,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFree;
 
-static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24277,9 +24329,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeArray;
 
-static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24332,9 +24385,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeAsync;
 
-static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24388,9 +24442,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeHost;
 
-static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24437,9 +24492,10 @@ reference:
 
 static PyObject *cudart_reference_cudaFreeMipmappedArray;
 
-static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24492,9 +24548,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetDevice;
 
-static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -24535,9 +24592,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetDeviceCount;
 
-static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -24580,9 +24638,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetDeviceFlags;
 
-static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -24625,9 +24684,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetExportTable;
 
-static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24677,9 +24737,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetLastError;
 
-static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -24717,9 +24778,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetMipmappedArrayLevel;
 
-static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -24776,9 +24838,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetSymbolAddress;
 
-static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24828,9 +24891,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGetSymbolSize;
 
-static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -24880,9 +24944,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddDependencies;
 
-static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -24957,9 +25022,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddEmptyNode;
 
-static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -25023,9 +25089,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
 
-static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25096,9 +25163,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
 
-static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25169,9 +25237,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
 
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25242,9 +25311,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
 
-static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25315,9 +25385,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddKernelNode;
 
-static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25388,9 +25459,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25461,9 +25533,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25534,9 +25607,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25607,9 +25681,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -25701,9 +25776,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -25802,9 +25878,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
 
-static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -25903,9 +25980,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddMemsetNode;
 
-static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -25976,9 +26054,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphAddNode;
 
-static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -26056,9 +26135,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
 
-static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26108,9 +26188,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphConditionalHandleCreate;
 
-static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 3)
         goto reference;
     {
@@ -26180,9 +26261,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphConditionalHandleCreate_v2;
 
-static PyObject *cudart_checked_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 4)
         goto reference;
     {
@@ -26259,9 +26341,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphCreate;
 
-static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 1)
         goto reference;
     {
@@ -26314,9 +26397,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphDestroy;
 
-static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26371,9 +26455,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphDestroyNode;
 
-static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26426,9 +26511,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventRecordNodeGetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26478,9 +26564,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26534,9 +26621,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventWaitNodeGetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26586,9 +26674,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -26642,9 +26731,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecDestroy;
 
-static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -26699,9 +26789,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26762,9 +26853,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26825,9 +26917,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26888,9 +26981,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -26951,9 +27045,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecGetFlags;
 
-static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27003,9 +27098,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecGetId;
 
-static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27055,9 +27151,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecKernelNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27118,9 +27215,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27181,9 +27279,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParams1D;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -27265,9 +27364,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParamsFromSymbol;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -27356,9 +27456,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParamsToSymbol;
 
-static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -27447,9 +27548,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27510,9 +27612,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExecNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -27573,9 +27676,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27629,9 +27733,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27685,9 +27790,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphGetId;
 
-static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27737,9 +27843,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphKernelNodeCopyAttributes;
 
-static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27793,9 +27900,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphKernelNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27849,9 +27957,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphLaunch;
 
-static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -27905,9 +28014,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemFreeNodeGetParams;
 
-static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -27957,9 +28067,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28013,9 +28124,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParams1D;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -28090,9 +28202,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -28174,9 +28287,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol;
 
-static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -28258,9 +28372,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28314,9 +28429,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeFindInClone;
 
-static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28373,9 +28489,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetContainingGraph;
 
-static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -28425,9 +28542,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetEnabled;
 
-static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28484,9 +28602,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetLocalId;
 
-static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -28536,9 +28655,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetToolsId;
 
-static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -28588,9 +28708,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeGetType;
 
-static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -28640,9 +28761,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeSetEnabled;
 
-static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -28703,9 +28825,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphNodeSetParams;
 
-static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -28759,9 +28882,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphReleaseUserObject;
 
-static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -28825,9 +28949,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphRemoveDependencies;
 
-static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -28902,9 +29027,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphRetainUserObject;
 
-static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 4)
         goto reference;
     {
@@ -28978,9 +29104,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphUpload;
 
-static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29034,9 +29161,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsEGLRegisterImage;
 
-static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29093,9 +29221,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsGLRegisterBuffer;
 
-static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29152,9 +29281,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsGLRegisterImage;
 
-static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29218,9 +29348,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsMapResources;
 
-static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -29281,9 +29412,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsResourceGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29333,9 +29465,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsResourceGetMappedPointer;
 
-static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29394,9 +29527,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsResourceSetMapFlags;
 
-static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29450,9 +29584,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsSubResourceGetMappedArray;
 
-static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29516,9 +29651,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsUnmapResources;
 
-static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -29579,9 +29715,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsUnregisterResource;
 
-static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29634,9 +29771,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsVDPAURegisterOutputSurface;
 
-static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29693,9 +29831,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGraphicsVDPAURegisterVideoSurface;
 
-static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29752,9 +29891,10 @@ reference:
 
 static PyObject *cudart_reference_cudaGreenCtxCreate;
 
-static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29818,9 +29958,10 @@ reference:
 
 static PyObject *cudart_reference_cudaHostGetFlags;
 
-static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29870,9 +30011,10 @@ reference:
 
 static PyObject *cudart_reference_cudaHostRegister;
 
-static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29933,9 +30075,10 @@ reference:
 
 static PyObject *cudart_reference_cudaHostUnregister;
 
-static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29982,9 +30125,10 @@ reference:
 
 static PyObject *cudart_reference_cudaImportExternalMemory;
 
-static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30034,9 +30178,10 @@ reference:
 
 static PyObject *cudart_reference_cudaImportExternalSemaphore;
 
-static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30086,9 +30231,10 @@ reference:
 
 static PyObject *cudart_reference_cudaInitDevice;
 
-static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -30149,9 +30295,10 @@ reference:
 
 static PyObject *cudart_reference_cudaIpcCloseMemHandle;
 
-static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30198,9 +30345,10 @@ reference:
 
 static PyObject *cudart_reference_cudaKernelSetAttributeForDevice;
 
-static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -30268,9 +30416,10 @@ reference:
 
 static PyObject *cudart_reference_cudaLibraryGetKernelCount;
 
-static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30320,9 +30469,10 @@ reference:
 
 static PyObject *cudart_reference_cudaLibraryUnload;
 
-static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30375,9 +30525,10 @@ reference:
 
 static PyObject *cudart_reference_cudaLogsCurrent;
 
-static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30427,9 +30578,10 @@ reference:
 
 static PyObject *cudart_reference_cudaLogsUnregisterCallback;
 
-static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30482,9 +30634,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMalloc;
 
-static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30534,9 +30687,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocArray;
 
-static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 4)
         goto reference;
     {
@@ -30613,9 +30767,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocAsync;
 
-static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30672,9 +30827,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocFromPoolAsync;
 
-static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -30738,9 +30894,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMallocPitch;
 
-static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30806,9 +30963,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemDiscardAndPrefetchBatchAsync;
 
-static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -30904,9 +31062,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemDiscardBatchAsync;
 
-static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -30981,9 +31140,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemGetDefaultMemPool;
 
-static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31040,9 +31200,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemGetInfo;
 
-static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -31094,9 +31255,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemGetMemPool;
 
-static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31153,9 +31315,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolCreate;
 
-static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31205,9 +31368,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolDestroy;
 
-static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31260,9 +31424,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolGetAccess;
 
-static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31319,9 +31484,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolImportFromShareableHandle;
 
-static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -31385,9 +31551,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolImportPointer;
 
-static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31444,9 +31611,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolSetAccess;
 
-static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -31507,9 +31675,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPoolTrimTo;
 
-static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31563,9 +31732,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemPrefetchBatchAsync;
 
-static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -31661,9 +31831,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemSetMemPool;
 
-static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -31724,9 +31895,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy;
 
-static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -31794,9 +31966,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2D;
 
-static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -31885,9 +32058,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DAsync;
 
-static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 8)
         goto reference;
     {
@@ -31983,9 +32157,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DFromArray;
 
-static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -32081,9 +32256,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DFromArrayAsync;
 
-static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 9)
         goto reference;
     {
@@ -32186,9 +32362,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DToArray;
 
-static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -32284,9 +32461,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy2DToArrayAsync;
 
-static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 9)
         goto reference;
     {
@@ -32389,9 +32567,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3D;
 
-static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32438,9 +32617,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DAsync;
 
-static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -32494,9 +32674,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DBatchAsync;
 
-static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -32564,9 +32745,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DPeer;
 
-static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32613,9 +32795,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DPeerAsync;
 
-static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -32669,9 +32852,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpy3DWithAttributesAsync;
 
-static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -32732,9 +32916,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyAsync;
 
-static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 5)
         goto reference;
     {
@@ -32809,9 +32994,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyBatchAsync;
 
-static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -32907,9 +33093,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyFromSymbolAsync;
 
-static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -32991,9 +33178,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyPeer;
 
-static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -33068,9 +33256,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyPeerAsync;
 
-static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -33152,9 +33341,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyToSymbolAsync;
 
-static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -33236,9 +33426,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemcpyWithAttributesAsync;
 
-static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -33313,9 +33504,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemset;
 
-static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -33376,9 +33568,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemset2D;
 
-static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -33453,9 +33646,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemset2DAsync;
 
-static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 6)
         goto reference;
     {
@@ -33537,9 +33731,10 @@ reference:
 
 static PyObject *cudart_reference_cudaMemsetAsync;
 
-static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -33607,9 +33802,10 @@ reference:
 
 static PyObject *cudart_reference_cudaPeekAtLastError;
 
-static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -33647,9 +33843,10 @@ reference:
 
 static PyObject *cudart_reference_cudaProfilerStart;
 
-static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -33689,9 +33886,10 @@ reference:
 
 static PyObject *cudart_reference_cudaProfilerStop;
 
-static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -33731,9 +33929,10 @@ reference:
 
 static PyObject *cudart_reference_cudaRuntimeGetVersion;
 
-static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -33774,9 +33973,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSetDevice;
 
-static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33823,9 +34023,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSetDeviceFlags;
 
-static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33872,9 +34073,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSetValidDevices;
 
-static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33928,9 +34130,10 @@ reference:
 
 static PyObject *cudart_reference_cudaSignalExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -33998,9 +34201,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamBeginCapture;
 
-static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -34054,9 +34258,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamBeginCaptureToGraph;
 
-static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -34138,9 +34343,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCopyAttributes;
 
-static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -34194,9 +34400,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCreate;
 
-static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -34239,9 +34446,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCreateWithFlags;
 
-static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34291,9 +34499,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamCreateWithPriority;
 
-static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -34350,9 +34559,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamDestroy;
 
-static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34405,9 +34615,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamEndCapture;
 
-static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34457,9 +34668,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetDevice;
 
-static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34509,9 +34721,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetFlags;
 
-static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34561,9 +34774,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetId;
 
-static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34613,9 +34827,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamGetPriority;
 
-static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34665,9 +34880,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamIsCapturing;
 
-static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34717,9 +34933,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamQuery;
 
-static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34768,9 +34985,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamSynchronize;
 
-static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34817,9 +35035,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies;
 
-static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 5)
         goto reference;
     {
@@ -34897,9 +35116,10 @@ reference:
 
 static PyObject *cudart_reference_cudaStreamWaitEvent;
 
-static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 3)
         goto reference;
     {
@@ -34963,9 +35183,10 @@ reference:
 
 static PyObject *cudart_reference_cudaUserObjectRelease;
 
-static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -35022,9 +35243,10 @@ reference:
 
 static PyObject *cudart_reference_cudaUserObjectRetain;
 
-static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 2)
         goto reference;
     {
@@ -35081,9 +35303,10 @@ reference:
 
 static PyObject *cudart_reference_cudaWaitExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 4)
         goto reference;
     {
@@ -35149,457 +35372,457 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaWaitExternalSemaphoresAsync, args, nargs, kwnames);
 }
 
-static PyMethodDef cudart_checked_defs[] = {
-    {"cudaArrayGetPlane", (PyCFunction)(void (*)(void))cudart_checked_cudaArrayGetPlane, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaChooseDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaChooseDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaCtxResetPersistingL2Cache", (PyCFunction)(void (*)(void))cudart_checked_cudaCtxResetPersistingL2Cache, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroyExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroyExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroySurfaceObject", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroySurfaceObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDestroyTextureObject", (PyCFunction)(void (*)(void))cudart_checked_cudaDestroyTextureObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDevResourceGenerateDesc", (PyCFunction)(void (*)(void))cudart_checked_cudaDevResourceGenerateDesc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceDisablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceDisablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceEnablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceEnablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetExecutionCtx", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetExecutionCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetNvSciSyncAttributes", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetNvSciSyncAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetP2PAttribute", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetP2PAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetStreamPriorityRange", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetStreamPriorityRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGetTexture1DLinearMaxWidth", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceGraphMemTrim", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceGraphMemTrim, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceReset", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceReset, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSetLimit", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDeviceUnregisterAsyncNotification", (PyCFunction)(void (*)(void))cudart_checked_cudaDeviceUnregisterAsyncNotification, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaDriverGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cudaDriverGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEGLStreamConsumerConnect", (PyCFunction)(void (*)(void))cudart_checked_cudaEGLStreamConsumerConnect, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEGLStreamConsumerConnectWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEGLStreamConsumerConnectWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEGLStreamProducerConnect", (PyCFunction)(void (*)(void))cudart_checked_cudaEGLStreamProducerConnect, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaEventCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventCreateFromEGLSync", (PyCFunction)(void (*)(void))cudart_checked_cudaEventCreateFromEGLSync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventCreateWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEventCreateWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaEventDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cudaEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExecutionCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFree", (PyCFunction)(void (*)(void))cudart_checked_cudaFree, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeArray", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaFreeMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaFreeMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetDeviceCount", (PyCFunction)(void (*)(void))cudart_checked_cudaGetDeviceCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetDeviceFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaGetDeviceFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetExportTable", (PyCFunction)(void (*)(void))cudart_checked_cudaGetExportTable, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetLastError", (PyCFunction)(void (*)(void))cudart_checked_cudaGetLastError, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetMipmappedArrayLevel", (PyCFunction)(void (*)(void))cudart_checked_cudaGetMipmappedArrayLevel, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetSymbolAddress", (PyCFunction)(void (*)(void))cudart_checked_cudaGetSymbolAddress, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGetSymbolSize", (PyCFunction)(void (*)(void))cudart_checked_cudaGetSymbolSize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddEmptyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddEmptyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddEventRecordNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddEventRecordNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddEventWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddEventWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddExternalSemaphoresSignalNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddExternalSemaphoresSignalNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddExternalSemaphoresWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddExternalSemaphoresWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddKernelNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddKernelNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemAllocNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemAllocNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemFreeNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemFreeNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNode1D", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNode1D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNodeFromSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNodeFromSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemcpyNodeToSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemcpyNodeToSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphConditionalHandleCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphConditionalHandleCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventRecordNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventRecordNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventWaitNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventWaitNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecGetId", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParams1D", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParams1D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParamsFromSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemcpyNodeSetParamsToSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExecNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExecNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphGetId", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphKernelNodeCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphKernelNodeCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemFreeNodeGetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemFreeNodeGetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParams1D", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParams1D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParamsFromSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemcpyNodeSetParamsToSymbol", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetContainingGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetContainingGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetLocalId", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetLocalId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetToolsId", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetToolsId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsEGLRegisterImage", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsEGLRegisterImage, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsGLRegisterBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsGLRegisterBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsGLRegisterImage", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsGLRegisterImage, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsResourceGetMappedPointer", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsResourceGetMappedPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsUnmapResources", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsUnmapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsUnregisterResource", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsUnregisterResource, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsVDPAURegisterOutputSurface", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsVDPAURegisterOutputSurface, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGraphicsVDPAURegisterVideoSurface", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsVDPAURegisterVideoSurface, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaGreenCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGreenCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cudaHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaHostUnregister", (PyCFunction)(void (*)(void))cudart_checked_cudaHostUnregister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaImportExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cudaImportExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaImportExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cudaImportExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaInitDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaInitDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaIpcCloseMemHandle", (PyCFunction)(void (*)(void))cudart_checked_cudaIpcCloseMemHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaKernelSetAttributeForDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaKernelSetAttributeForDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaLibraryGetKernelCount", (PyCFunction)(void (*)(void))cudart_checked_cudaLibraryGetKernelCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaLibraryUnload", (PyCFunction)(void (*)(void))cudart_checked_cudaLibraryUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaLogsCurrent", (PyCFunction)(void (*)(void))cudart_checked_cudaLogsCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaLogsUnregisterCallback", (PyCFunction)(void (*)(void))cudart_checked_cudaLogsUnregisterCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMalloc", (PyCFunction)(void (*)(void))cudart_checked_cudaMalloc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMallocPitch", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemDiscardAndPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemDiscardAndPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemDiscardBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemDiscardBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaMemGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cudaMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaMemGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolImportPointer", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolImportPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cudaMemSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2D", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DFromArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DFromArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DFromArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DFromArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DToArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DToArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy2DToArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy2DToArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3D", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DPeer", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpy3DWithAttributesAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpy3DWithAttributesAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyFromSymbolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyFromSymbolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyPeer", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyToSymbolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyToSymbolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemcpyWithAttributesAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemcpyWithAttributesAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemset", (PyCFunction)(void (*)(void))cudart_checked_cudaMemset, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemset2D", (PyCFunction)(void (*)(void))cudart_checked_cudaMemset2D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemset2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemset2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaMemsetAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMemsetAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaPeekAtLastError", (PyCFunction)(void (*)(void))cudart_checked_cudaPeekAtLastError, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaProfilerStart", (PyCFunction)(void (*)(void))cudart_checked_cudaProfilerStart, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaProfilerStop", (PyCFunction)(void (*)(void))cudart_checked_cudaProfilerStop, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaRuntimeGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cudaRuntimeGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaSetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSetDeviceFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaSetDeviceFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSetValidDevices", (PyCFunction)(void (*)(void))cudart_checked_cudaSetValidDevices, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaSignalExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaSignalExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamBeginCapture", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamBeginCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamBeginCaptureToGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamBeginCaptureToGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCreateWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCreateWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamCreateWithPriority", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamCreateWithPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamEndCapture", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamEndCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetId", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamGetPriority", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamGetPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cudaWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {NULL, NULL, 0, NULL},
+static const char *const cudart_checked_names[] = {
+    "cudaArrayGetPlane",
+    "cudaChooseDevice",
+    "cudaCtxResetPersistingL2Cache",
+    "cudaDestroyExternalMemory",
+    "cudaDestroyExternalSemaphore",
+    "cudaDestroySurfaceObject",
+    "cudaDestroyTextureObject",
+    "cudaDevResourceGenerateDesc",
+    "cudaDeviceCanAccessPeer",
+    "cudaDeviceDisablePeerAccess",
+    "cudaDeviceEnablePeerAccess",
+    "cudaDeviceFlushGPUDirectRDMAWrites",
+    "cudaDeviceGetAttribute",
+    "cudaDeviceGetCacheConfig",
+    "cudaDeviceGetDefaultMemPool",
+    "cudaDeviceGetExecutionCtx",
+    "cudaDeviceGetLimit",
+    "cudaDeviceGetMemPool",
+    "cudaDeviceGetNvSciSyncAttributes",
+    "cudaDeviceGetP2PAttribute",
+    "cudaDeviceGetStreamPriorityRange",
+    "cudaDeviceGetTexture1DLinearMaxWidth",
+    "cudaDeviceGraphMemTrim",
+    "cudaDeviceReset",
+    "cudaDeviceSetCacheConfig",
+    "cudaDeviceSetLimit",
+    "cudaDeviceSetMemPool",
+    "cudaDeviceSynchronize",
+    "cudaDeviceUnregisterAsyncNotification",
+    "cudaDriverGetVersion",
+    "cudaEGLStreamConsumerConnect",
+    "cudaEGLStreamConsumerConnectWithFlags",
+    "cudaEGLStreamProducerConnect",
+    "cudaEventCreate",
+    "cudaEventCreateFromEGLSync",
+    "cudaEventCreateWithFlags",
+    "cudaEventDestroy",
+    "cudaEventElapsedTime",
+    "cudaEventQuery",
+    "cudaEventRecord",
+    "cudaEventRecordWithFlags",
+    "cudaEventSynchronize",
+    "cudaExecutionCtxDestroy",
+    "cudaExecutionCtxGetDevice",
+    "cudaExecutionCtxGetId",
+    "cudaExecutionCtxRecordEvent",
+    "cudaExecutionCtxStreamCreate",
+    "cudaExecutionCtxSynchronize",
+    "cudaExecutionCtxWaitEvent",
+    "cudaExternalMemoryGetMappedBuffer",
+    "cudaExternalMemoryGetMappedMipmappedArray",
+    "cudaFree",
+    "cudaFreeArray",
+    "cudaFreeAsync",
+    "cudaFreeHost",
+    "cudaFreeMipmappedArray",
+    "cudaGetDevice",
+    "cudaGetDeviceCount",
+    "cudaGetDeviceFlags",
+    "cudaGetExportTable",
+    "cudaGetLastError",
+    "cudaGetMipmappedArrayLevel",
+    "cudaGetSymbolAddress",
+    "cudaGetSymbolSize",
+    "cudaGraphAddDependencies",
+    "cudaGraphAddEmptyNode",
+    "cudaGraphAddEventRecordNode",
+    "cudaGraphAddEventWaitNode",
+    "cudaGraphAddExternalSemaphoresSignalNode",
+    "cudaGraphAddExternalSemaphoresWaitNode",
+    "cudaGraphAddKernelNode",
+    "cudaGraphAddMemAllocNode",
+    "cudaGraphAddMemFreeNode",
+    "cudaGraphAddMemcpyNode",
+    "cudaGraphAddMemcpyNode1D",
+    "cudaGraphAddMemcpyNodeFromSymbol",
+    "cudaGraphAddMemcpyNodeToSymbol",
+    "cudaGraphAddMemsetNode",
+    "cudaGraphAddNode",
+    "cudaGraphChildGraphNodeGetGraph",
+    "cudaGraphConditionalHandleCreate",
+    "cudaGraphConditionalHandleCreate_v2",
+    "cudaGraphCreate",
+    "cudaGraphDestroy",
+    "cudaGraphDestroyNode",
+    "cudaGraphEventRecordNodeGetEvent",
+    "cudaGraphEventRecordNodeSetEvent",
+    "cudaGraphEventWaitNodeGetEvent",
+    "cudaGraphEventWaitNodeSetEvent",
+    "cudaGraphExecDestroy",
+    "cudaGraphExecEventRecordNodeSetEvent",
+    "cudaGraphExecEventWaitNodeSetEvent",
+    "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+    "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+    "cudaGraphExecGetFlags",
+    "cudaGraphExecGetId",
+    "cudaGraphExecKernelNodeSetParams",
+    "cudaGraphExecMemcpyNodeSetParams",
+    "cudaGraphExecMemcpyNodeSetParams1D",
+    "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+    "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+    "cudaGraphExecMemsetNodeSetParams",
+    "cudaGraphExecNodeSetParams",
+    "cudaGraphExternalSemaphoresSignalNodeSetParams",
+    "cudaGraphExternalSemaphoresWaitNodeSetParams",
+    "cudaGraphGetId",
+    "cudaGraphKernelNodeCopyAttributes",
+    "cudaGraphKernelNodeSetParams",
+    "cudaGraphLaunch",
+    "cudaGraphMemFreeNodeGetParams",
+    "cudaGraphMemcpyNodeSetParams",
+    "cudaGraphMemcpyNodeSetParams1D",
+    "cudaGraphMemcpyNodeSetParamsFromSymbol",
+    "cudaGraphMemcpyNodeSetParamsToSymbol",
+    "cudaGraphMemsetNodeSetParams",
+    "cudaGraphNodeFindInClone",
+    "cudaGraphNodeGetContainingGraph",
+    "cudaGraphNodeGetEnabled",
+    "cudaGraphNodeGetLocalId",
+    "cudaGraphNodeGetToolsId",
+    "cudaGraphNodeGetType",
+    "cudaGraphNodeSetEnabled",
+    "cudaGraphNodeSetParams",
+    "cudaGraphReleaseUserObject",
+    "cudaGraphRemoveDependencies",
+    "cudaGraphRetainUserObject",
+    "cudaGraphUpload",
+    "cudaGraphicsEGLRegisterImage",
+    "cudaGraphicsGLRegisterBuffer",
+    "cudaGraphicsGLRegisterImage",
+    "cudaGraphicsMapResources",
+    "cudaGraphicsResourceGetMappedMipmappedArray",
+    "cudaGraphicsResourceGetMappedPointer",
+    "cudaGraphicsResourceSetMapFlags",
+    "cudaGraphicsSubResourceGetMappedArray",
+    "cudaGraphicsUnmapResources",
+    "cudaGraphicsUnregisterResource",
+    "cudaGraphicsVDPAURegisterOutputSurface",
+    "cudaGraphicsVDPAURegisterVideoSurface",
+    "cudaGreenCtxCreate",
+    "cudaHostGetFlags",
+    "cudaHostRegister",
+    "cudaHostUnregister",
+    "cudaImportExternalMemory",
+    "cudaImportExternalSemaphore",
+    "cudaInitDevice",
+    "cudaIpcCloseMemHandle",
+    "cudaKernelSetAttributeForDevice",
+    "cudaLibraryGetKernelCount",
+    "cudaLibraryUnload",
+    "cudaLogsCurrent",
+    "cudaLogsUnregisterCallback",
+    "cudaMalloc",
+    "cudaMallocArray",
+    "cudaMallocAsync",
+    "cudaMallocFromPoolAsync",
+    "cudaMallocPitch",
+    "cudaMemDiscardAndPrefetchBatchAsync",
+    "cudaMemDiscardBatchAsync",
+    "cudaMemGetDefaultMemPool",
+    "cudaMemGetInfo",
+    "cudaMemGetMemPool",
+    "cudaMemPoolCreate",
+    "cudaMemPoolDestroy",
+    "cudaMemPoolGetAccess",
+    "cudaMemPoolImportFromShareableHandle",
+    "cudaMemPoolImportPointer",
+    "cudaMemPoolSetAccess",
+    "cudaMemPoolTrimTo",
+    "cudaMemPrefetchBatchAsync",
+    "cudaMemSetMemPool",
+    "cudaMemcpy",
+    "cudaMemcpy2D",
+    "cudaMemcpy2DAsync",
+    "cudaMemcpy2DFromArray",
+    "cudaMemcpy2DFromArrayAsync",
+    "cudaMemcpy2DToArray",
+    "cudaMemcpy2DToArrayAsync",
+    "cudaMemcpy3D",
+    "cudaMemcpy3DAsync",
+    "cudaMemcpy3DBatchAsync",
+    "cudaMemcpy3DPeer",
+    "cudaMemcpy3DPeerAsync",
+    "cudaMemcpy3DWithAttributesAsync",
+    "cudaMemcpyAsync",
+    "cudaMemcpyBatchAsync",
+    "cudaMemcpyFromSymbolAsync",
+    "cudaMemcpyPeer",
+    "cudaMemcpyPeerAsync",
+    "cudaMemcpyToSymbolAsync",
+    "cudaMemcpyWithAttributesAsync",
+    "cudaMemset",
+    "cudaMemset2D",
+    "cudaMemset2DAsync",
+    "cudaMemsetAsync",
+    "cudaPeekAtLastError",
+    "cudaProfilerStart",
+    "cudaProfilerStop",
+    "cudaRuntimeGetVersion",
+    "cudaSetDevice",
+    "cudaSetDeviceFlags",
+    "cudaSetValidDevices",
+    "cudaSignalExternalSemaphoresAsync",
+    "cudaStreamBeginCapture",
+    "cudaStreamBeginCaptureToGraph",
+    "cudaStreamCopyAttributes",
+    "cudaStreamCreate",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamCreateWithPriority",
+    "cudaStreamDestroy",
+    "cudaStreamEndCapture",
+    "cudaStreamGetDevice",
+    "cudaStreamGetFlags",
+    "cudaStreamGetId",
+    "cudaStreamGetPriority",
+    "cudaStreamIsCapturing",
+    "cudaStreamQuery",
+    "cudaStreamSynchronize",
+    "cudaStreamUpdateCaptureDependencies",
+    "cudaStreamWaitEvent",
+    "cudaUserObjectRelease",
+    "cudaUserObjectRetain",
+    "cudaWaitExternalSemaphoresAsync",
+    NULL,
 };
 
-static const char *const cudart_checked_signatures[] = {
-    "cudaArrayGetPlane($module, hArray, planeIdx)",
-    "cudaChooseDevice($module, prop)",
-    "cudaCtxResetPersistingL2Cache($module)",
-    "cudaDestroyExternalMemory($module, extMem)",
-    "cudaDestroyExternalSemaphore($module, extSem)",
-    "cudaDestroySurfaceObject($module, surfObject)",
-    "cudaDestroyTextureObject($module, texObject)",
-    "cudaDevResourceGenerateDesc($module, resources, nbResources)",
-    "cudaDeviceCanAccessPeer($module, device, peerDevice)",
-    "cudaDeviceDisablePeerAccess($module, peerDevice)",
-    "cudaDeviceEnablePeerAccess($module, peerDevice, flags)",
-    "cudaDeviceFlushGPUDirectRDMAWrites($module, target, scope)",
-    "cudaDeviceGetAttribute($module, attr, device)",
-    "cudaDeviceGetCacheConfig($module)",
-    "cudaDeviceGetDefaultMemPool($module, device)",
-    "cudaDeviceGetExecutionCtx($module, device)",
-    "cudaDeviceGetLimit($module, limit)",
-    "cudaDeviceGetMemPool($module, device)",
-    "cudaDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, device, flags)",
-    "cudaDeviceGetP2PAttribute($module, attr, srcDevice, dstDevice)",
-    "cudaDeviceGetStreamPriorityRange($module)",
-    "cudaDeviceGetTexture1DLinearMaxWidth($module, fmtDesc, device)",
-    "cudaDeviceGraphMemTrim($module, device)",
-    "cudaDeviceReset($module)",
-    "cudaDeviceSetCacheConfig($module, cacheConfig)",
-    "cudaDeviceSetLimit($module, limit, value)",
-    "cudaDeviceSetMemPool($module, device, memPool)",
-    "cudaDeviceSynchronize($module)",
-    "cudaDeviceUnregisterAsyncNotification($module, device, callback)",
-    "cudaDriverGetVersion($module)",
-    "cudaEGLStreamConsumerConnect($module, eglStream)",
-    "cudaEGLStreamConsumerConnectWithFlags($module, eglStream, flags)",
-    "cudaEGLStreamProducerConnect($module, eglStream, width, height)",
-    "cudaEventCreate($module)",
-    "cudaEventCreateFromEGLSync($module, eglSync, flags)",
-    "cudaEventCreateWithFlags($module, flags)",
-    "cudaEventDestroy($module, event)",
-    "cudaEventElapsedTime($module, start, end)",
-    "cudaEventQuery($module, event)",
-    "cudaEventRecord($module, event, stream=None)",
-    "cudaEventRecordWithFlags($module, event, stream=None, flags=0)",
-    "cudaEventSynchronize($module, event)",
-    "cudaExecutionCtxDestroy($module, ctx)",
-    "cudaExecutionCtxGetDevice($module, ctx)",
-    "cudaExecutionCtxGetId($module, ctx)",
-    "cudaExecutionCtxRecordEvent($module, ctx, event)",
-    "cudaExecutionCtxStreamCreate($module, ctx, flags, priority)",
-    "cudaExecutionCtxSynchronize($module, ctx)",
-    "cudaExecutionCtxWaitEvent($module, ctx, event)",
-    "cudaExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
-    "cudaExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
-    "cudaFree($module, devPtr)",
-    "cudaFreeArray($module, array)",
-    "cudaFreeAsync($module, devPtr, hStream)",
-    "cudaFreeHost($module, ptr)",
-    "cudaFreeMipmappedArray($module, mipmappedArray)",
-    "cudaGetDevice($module)",
-    "cudaGetDeviceCount($module)",
-    "cudaGetDeviceFlags($module)",
-    "cudaGetExportTable($module, pExportTableId)",
-    "cudaGetLastError($module)",
-    "cudaGetMipmappedArrayLevel($module, mipmappedArray, level)",
-    "cudaGetSymbolAddress($module, symbol)",
-    "cudaGetSymbolSize($module, symbol)",
-    "cudaGraphAddDependencies($module, graph, from_, to, edgeData, numDependencies)",
-    "cudaGraphAddEmptyNode($module, graph, pDependencies, numDependencies)",
-    "cudaGraphAddEventRecordNode($module, graph, pDependencies, numDependencies, event)",
-    "cudaGraphAddEventWaitNode($module, graph, pDependencies, numDependencies, event)",
-    "cudaGraphAddExternalSemaphoresSignalNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddExternalSemaphoresWaitNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddKernelNode($module, graph, pDependencies, numDependencies, pNodeParams)",
-    "cudaGraphAddMemAllocNode($module, graph, pDependencies, numDependencies, nodeParams)",
-    "cudaGraphAddMemFreeNode($module, graph, pDependencies, numDependencies, dptr)",
-    "cudaGraphAddMemcpyNode($module, graph, pDependencies, numDependencies, pCopyParams)",
-    "cudaGraphAddMemcpyNode1D($module, graph, pDependencies, numDependencies, dst, src, count, kind)",
-    "cudaGraphAddMemcpyNodeFromSymbol($module, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind)",
-    "cudaGraphAddMemcpyNodeToSymbol($module, graph, pDependencies, numDependencies, symbol, src, count, offset, kind)",
-    "cudaGraphAddMemsetNode($module, graph, pDependencies, numDependencies, pMemsetParams)",
-    "cudaGraphAddNode($module, graph, pDependencies, dependencyData, numDependencies, nodeParams)",
-    "cudaGraphChildGraphNodeGetGraph($module, node)",
-    "cudaGraphConditionalHandleCreate($module, graph, defaultLaunchValue=0, flags=0)",
-    "cudaGraphConditionalHandleCreate_v2($module, graph, ctx=None, defaultLaunchValue=0, flags=0)",
-    "cudaGraphCreate($module, flags=0)",
-    "cudaGraphDestroy($module, graph)",
-    "cudaGraphDestroyNode($module, node)",
-    "cudaGraphEventRecordNodeGetEvent($module, node)",
-    "cudaGraphEventRecordNodeSetEvent($module, node, event)",
-    "cudaGraphEventWaitNodeGetEvent($module, node)",
-    "cudaGraphEventWaitNodeSetEvent($module, node, event)",
-    "cudaGraphExecDestroy($module, graphExec)",
-    "cudaGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cudaGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cudaGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cudaGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cudaGraphExecGetFlags($module, graphExec)",
-    "cudaGraphExecGetId($module, hGraphExec)",
-    "cudaGraphExecKernelNodeSetParams($module, hGraphExec, node, pNodeParams)",
-    "cudaGraphExecMemcpyNodeSetParams($module, hGraphExec, node, pNodeParams)",
-    "cudaGraphExecMemcpyNodeSetParams1D($module, hGraphExec, node, dst, src, count, kind)",
-    "cudaGraphExecMemcpyNodeSetParamsFromSymbol($module, hGraphExec, node, dst, symbol, count, offset, kind)",
-    "cudaGraphExecMemcpyNodeSetParamsToSymbol($module, hGraphExec, node, symbol, src, count, offset, kind)",
-    "cudaGraphExecMemsetNodeSetParams($module, hGraphExec, node, pNodeParams)",
-    "cudaGraphExecNodeSetParams($module, graphExec, node, nodeParams)",
-    "cudaGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams)",
-    "cudaGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams)",
-    "cudaGraphGetId($module, hGraph)",
-    "cudaGraphKernelNodeCopyAttributes($module, hDst, hSrc)",
-    "cudaGraphKernelNodeSetParams($module, node, pNodeParams)",
-    "cudaGraphLaunch($module, graphExec, stream)",
-    "cudaGraphMemFreeNodeGetParams($module, node)",
-    "cudaGraphMemcpyNodeSetParams($module, node, pNodeParams)",
-    "cudaGraphMemcpyNodeSetParams1D($module, node, dst, src, count, kind)",
-    "cudaGraphMemcpyNodeSetParamsFromSymbol($module, node, dst, symbol, count, offset, kind)",
-    "cudaGraphMemcpyNodeSetParamsToSymbol($module, node, symbol, src, count, offset, kind)",
-    "cudaGraphMemsetNodeSetParams($module, node, pNodeParams)",
-    "cudaGraphNodeFindInClone($module, originalNode, clonedGraph)",
-    "cudaGraphNodeGetContainingGraph($module, hNode)",
-    "cudaGraphNodeGetEnabled($module, hGraphExec, hNode)",
-    "cudaGraphNodeGetLocalId($module, hNode)",
-    "cudaGraphNodeGetToolsId($module, hNode)",
-    "cudaGraphNodeGetType($module, node)",
-    "cudaGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
-    "cudaGraphNodeSetParams($module, node, nodeParams)",
-    "cudaGraphReleaseUserObject($module, graph, object, count=1)",
-    "cudaGraphRemoveDependencies($module, graph, from_, to, edgeData, numDependencies)",
-    "cudaGraphRetainUserObject($module, graph, object, count=1, flags=0)",
-    "cudaGraphUpload($module, graphExec, stream)",
-    "cudaGraphicsEGLRegisterImage($module, image, flags)",
-    "cudaGraphicsGLRegisterBuffer($module, buffer, flags)",
-    "cudaGraphicsGLRegisterImage($module, image, target, flags)",
-    "cudaGraphicsMapResources($module, count, resources, stream=None)",
-    "cudaGraphicsResourceGetMappedMipmappedArray($module, resource)",
-    "cudaGraphicsResourceGetMappedPointer($module, resource)",
-    "cudaGraphicsResourceSetMapFlags($module, resource, flags)",
-    "cudaGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
-    "cudaGraphicsUnmapResources($module, count, resources, stream=None)",
-    "cudaGraphicsUnregisterResource($module, resource)",
-    "cudaGraphicsVDPAURegisterOutputSurface($module, vdpSurface, flags)",
-    "cudaGraphicsVDPAURegisterVideoSurface($module, vdpSurface, flags)",
-    "cudaGreenCtxCreate($module, desc, device, flags)",
-    "cudaHostGetFlags($module, pHost)",
-    "cudaHostRegister($module, ptr, size, flags)",
-    "cudaHostUnregister($module, ptr)",
-    "cudaImportExternalMemory($module, memHandleDesc)",
-    "cudaImportExternalSemaphore($module, semHandleDesc)",
-    "cudaInitDevice($module, device, deviceFlags, flags)",
-    "cudaIpcCloseMemHandle($module, devPtr)",
-    "cudaKernelSetAttributeForDevice($module, kernel, attr, value, device)",
-    "cudaLibraryGetKernelCount($module, lib)",
-    "cudaLibraryUnload($module, library)",
-    "cudaLogsCurrent($module, flags)",
-    "cudaLogsUnregisterCallback($module, callback)",
-    "cudaMalloc($module, size)",
-    "cudaMallocArray($module, desc, width, height=0, flags=0)",
-    "cudaMallocAsync($module, size, hStream)",
-    "cudaMallocFromPoolAsync($module, size, memPool, stream)",
-    "cudaMallocPitch($module, width, height)",
-    "cudaMemDiscardAndPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)",
-    "cudaMemDiscardBatchAsync($module, dptrs, sizes, count, flags, stream)",
-    "cudaMemGetDefaultMemPool($module, location, type)",
-    "cudaMemGetInfo($module)",
-    "cudaMemGetMemPool($module, location, type)",
-    "cudaMemPoolCreate($module, poolProps)",
-    "cudaMemPoolDestroy($module, memPool)",
-    "cudaMemPoolGetAccess($module, memPool, location)",
-    "cudaMemPoolImportFromShareableHandle($module, shareableHandle, handleType, flags)",
-    "cudaMemPoolImportPointer($module, memPool, exportData)",
-    "cudaMemPoolSetAccess($module, memPool, descList, count)",
-    "cudaMemPoolTrimTo($module, memPool, minBytesToKeep)",
-    "cudaMemPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)",
-    "cudaMemSetMemPool($module, location, type, memPool)",
-    "cudaMemcpy($module, dst, src, count, kind)",
-    "cudaMemcpy2D($module, dst, dpitch, src, spitch, width, height, kind)",
-    "cudaMemcpy2DAsync($module, dst, dpitch, src, spitch, width, height, kind, stream=None)",
-    "cudaMemcpy2DFromArray($module, dst, dpitch, src, wOffset, hOffset, width, height, kind)",
-    "cudaMemcpy2DFromArrayAsync($module, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream=None)",
-    "cudaMemcpy2DToArray($module, dst, wOffset, hOffset, src, spitch, width, height, kind)",
-    "cudaMemcpy2DToArrayAsync($module, dst, wOffset, hOffset, src, spitch, width, height, kind, stream=None)",
-    "cudaMemcpy3D($module, p)",
-    "cudaMemcpy3DAsync($module, p, stream=None)",
-    "cudaMemcpy3DBatchAsync($module, numOps, opList, flags, stream)",
-    "cudaMemcpy3DPeer($module, p)",
-    "cudaMemcpy3DPeerAsync($module, p, stream=None)",
-    "cudaMemcpy3DWithAttributesAsync($module, op, flags, stream)",
-    "cudaMemcpyAsync($module, dst, src, count, kind, stream=None)",
-    "cudaMemcpyBatchAsync($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream)",
-    "cudaMemcpyFromSymbolAsync($module, dst, symbol, count, offset, kind, stream=None)",
-    "cudaMemcpyPeer($module, dst, dstDevice, src, srcDevice, count)",
-    "cudaMemcpyPeerAsync($module, dst, dstDevice, src, srcDevice, count, stream=None)",
-    "cudaMemcpyToSymbolAsync($module, symbol, src, count, offset, kind, stream=None)",
-    "cudaMemcpyWithAttributesAsync($module, dst, src, size, attr, stream)",
-    "cudaMemset($module, devPtr, value, count)",
-    "cudaMemset2D($module, devPtr, pitch, value, width, height)",
-    "cudaMemset2DAsync($module, devPtr, pitch, value, width, height, stream=None)",
-    "cudaMemsetAsync($module, devPtr, value, count, stream=None)",
-    "cudaPeekAtLastError($module)",
-    "cudaProfilerStart($module)",
-    "cudaProfilerStop($module)",
-    "cudaRuntimeGetVersion($module)",
-    "cudaSetDevice($module, device)",
-    "cudaSetDeviceFlags($module, flags)",
-    "cudaSetValidDevices($module, device_arr, len)",
-    "cudaSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream=None)",
-    "cudaStreamBeginCapture($module, stream, mode)",
-    "cudaStreamBeginCaptureToGraph($module, stream, graph, dependencies, dependencyData, numDependencies, mode)",
-    "cudaStreamCopyAttributes($module, dst, src)",
-    "cudaStreamCreate($module)",
-    "cudaStreamCreateWithFlags($module, flags)",
-    "cudaStreamCreateWithPriority($module, flags, priority)",
-    "cudaStreamDestroy($module, stream)",
-    "cudaStreamEndCapture($module, stream)",
-    "cudaStreamGetDevice($module, hStream)",
-    "cudaStreamGetFlags($module, hStream)",
-    "cudaStreamGetId($module, hStream)",
-    "cudaStreamGetPriority($module, hStream)",
-    "cudaStreamIsCapturing($module, stream)",
-    "cudaStreamQuery($module, stream)",
-    "cudaStreamSynchronize($module, stream)",
-    "cudaStreamUpdateCaptureDependencies($module, stream, dependencies, dependencyData, numDependencies, flags=0)",
-    "cudaStreamWaitEvent($module, stream, event, flags=0)",
-    "cudaUserObjectRelease($module, object, count=1)",
-    "cudaUserObjectRetain($module, object, count=1)",
-    "cudaWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream=None)",
+static const cudart_vectorcall cudart_checked_calls[] = {
+    cudart_checked_cudaArrayGetPlane,
+    cudart_checked_cudaChooseDevice,
+    cudart_checked_cudaCtxResetPersistingL2Cache,
+    cudart_checked_cudaDestroyExternalMemory,
+    cudart_checked_cudaDestroyExternalSemaphore,
+    cudart_checked_cudaDestroySurfaceObject,
+    cudart_checked_cudaDestroyTextureObject,
+    cudart_checked_cudaDevResourceGenerateDesc,
+    cudart_checked_cudaDeviceCanAccessPeer,
+    cudart_checked_cudaDeviceDisablePeerAccess,
+    cudart_checked_cudaDeviceEnablePeerAccess,
+    cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites,
+    cudart_checked_cudaDeviceGetAttribute,
+    cudart_checked_cudaDeviceGetCacheConfig,
+    cudart_checked_cudaDeviceGetDefaultMemPool,
+    cudart_checked_cudaDeviceGetExecutionCtx,
+    cudart_checked_cudaDeviceGetLimit,
+    cudart_checked_cudaDeviceGetMemPool,
+    cudart_checked_cudaDeviceGetNvSciSyncAttributes,
+    cudart_checked_cudaDeviceGetP2PAttribute,
+    cudart_checked_cudaDeviceGetStreamPriorityRange,
+    cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth,
+    cudart_checked_cudaDeviceGraphMemTrim,
+    cudart_checked_cudaDeviceReset,
+    cudart_checked_cudaDeviceSetCacheConfig,
+    cudart_checked_cudaDeviceSetLimit,
+    cudart_checked_cudaDeviceSetMemPool,
+    cudart_checked_cudaDeviceSynchronize,
+    cudart_checked_cudaDeviceUnregisterAsyncNotification,
+    cudart_checked_cudaDriverGetVersion,
+    cudart_checked_cudaEGLStreamConsumerConnect,
+    cudart_checked_cudaEGLStreamConsumerConnectWithFlags,
+    cudart_checked_cudaEGLStreamProducerConnect,
+    cudart_checked_cudaEventCreate,
+    cudart_checked_cudaEventCreateFromEGLSync,
+    cudart_checked_cudaEventCreateWithFlags,
+    cudart_checked_cudaEventDestroy,
+    cudart_checked_cudaEventElapsedTime,
+    cudart_checked_cudaEventQuery,
+    cudart_checked_cudaEventRecord,
+    cudart_checked_cudaEventRecordWithFlags,
+    cudart_checked_cudaEventSynchronize,
+    cudart_checked_cudaExecutionCtxDestroy,
+    cudart_checked_cudaExecutionCtxGetDevice,
+    cudart_checked_cudaExecutionCtxGetId,
+    cudart_checked_cudaExecutionCtxRecordEvent,
+    cudart_checked_cudaExecutionCtxStreamCreate,
+    cudart_checked_cudaExecutionCtxSynchronize,
+    cudart_checked_cudaExecutionCtxWaitEvent,
+    cudart_checked_cudaExternalMemoryGetMappedBuffer,
+    cudart_checked_cudaExternalMemoryGetMappedMipmappedArray,
+    cudart_checked_cudaFree,
+    cudart_checked_cudaFreeArray,
+    cudart_checked_cudaFreeAsync,
+    cudart_checked_cudaFreeHost,
+    cudart_checked_cudaFreeMipmappedArray,
+    cudart_checked_cudaGetDevice,
+    cudart_checked_cudaGetDeviceCount,
+    cudart_checked_cudaGetDeviceFlags,
+    cudart_checked_cudaGetExportTable,
+    cudart_checked_cudaGetLastError,
+    cudart_checked_cudaGetMipmappedArrayLevel,
+    cudart_checked_cudaGetSymbolAddress,
+    cudart_checked_cudaGetSymbolSize,
+    cudart_checked_cudaGraphAddDependencies,
+    cudart_checked_cudaGraphAddEmptyNode,
+    cudart_checked_cudaGraphAddEventRecordNode,
+    cudart_checked_cudaGraphAddEventWaitNode,
+    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
+    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
+    cudart_checked_cudaGraphAddKernelNode,
+    cudart_checked_cudaGraphAddMemAllocNode,
+    cudart_checked_cudaGraphAddMemFreeNode,
+    cudart_checked_cudaGraphAddMemcpyNode,
+    cudart_checked_cudaGraphAddMemcpyNode1D,
+    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
+    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
+    cudart_checked_cudaGraphAddMemsetNode,
+    cudart_checked_cudaGraphAddNode,
+    cudart_checked_cudaGraphChildGraphNodeGetGraph,
+    cudart_checked_cudaGraphConditionalHandleCreate,
+    cudart_checked_cudaGraphConditionalHandleCreate_v2,
+    cudart_checked_cudaGraphCreate,
+    cudart_checked_cudaGraphDestroy,
+    cudart_checked_cudaGraphDestroyNode,
+    cudart_checked_cudaGraphEventRecordNodeGetEvent,
+    cudart_checked_cudaGraphEventRecordNodeSetEvent,
+    cudart_checked_cudaGraphEventWaitNodeGetEvent,
+    cudart_checked_cudaGraphEventWaitNodeSetEvent,
+    cudart_checked_cudaGraphExecDestroy,
+    cudart_checked_cudaGraphExecEventRecordNodeSetEvent,
+    cudart_checked_cudaGraphExecEventWaitNodeSetEvent,
+    cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cudaGraphExecGetFlags,
+    cudart_checked_cudaGraphExecGetId,
+    cudart_checked_cudaGraphExecKernelNodeSetParams,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParams,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParams1D,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    cudart_checked_cudaGraphExecMemsetNodeSetParams,
+    cudart_checked_cudaGraphExecNodeSetParams,
+    cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cudaGraphGetId,
+    cudart_checked_cudaGraphKernelNodeCopyAttributes,
+    cudart_checked_cudaGraphKernelNodeSetParams,
+    cudart_checked_cudaGraphLaunch,
+    cudart_checked_cudaGraphMemFreeNodeGetParams,
+    cudart_checked_cudaGraphMemcpyNodeSetParams,
+    cudart_checked_cudaGraphMemcpyNodeSetParams1D,
+    cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
+    cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
+    cudart_checked_cudaGraphMemsetNodeSetParams,
+    cudart_checked_cudaGraphNodeFindInClone,
+    cudart_checked_cudaGraphNodeGetContainingGraph,
+    cudart_checked_cudaGraphNodeGetEnabled,
+    cudart_checked_cudaGraphNodeGetLocalId,
+    cudart_checked_cudaGraphNodeGetToolsId,
+    cudart_checked_cudaGraphNodeGetType,
+    cudart_checked_cudaGraphNodeSetEnabled,
+    cudart_checked_cudaGraphNodeSetParams,
+    cudart_checked_cudaGraphReleaseUserObject,
+    cudart_checked_cudaGraphRemoveDependencies,
+    cudart_checked_cudaGraphRetainUserObject,
+    cudart_checked_cudaGraphUpload,
+    cudart_checked_cudaGraphicsEGLRegisterImage,
+    cudart_checked_cudaGraphicsGLRegisterBuffer,
+    cudart_checked_cudaGraphicsGLRegisterImage,
+    cudart_checked_cudaGraphicsMapResources,
+    cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray,
+    cudart_checked_cudaGraphicsResourceGetMappedPointer,
+    cudart_checked_cudaGraphicsResourceSetMapFlags,
+    cudart_checked_cudaGraphicsSubResourceGetMappedArray,
+    cudart_checked_cudaGraphicsUnmapResources,
+    cudart_checked_cudaGraphicsUnregisterResource,
+    cudart_checked_cudaGraphicsVDPAURegisterOutputSurface,
+    cudart_checked_cudaGraphicsVDPAURegisterVideoSurface,
+    cudart_checked_cudaGreenCtxCreate,
+    cudart_checked_cudaHostGetFlags,
+    cudart_checked_cudaHostRegister,
+    cudart_checked_cudaHostUnregister,
+    cudart_checked_cudaImportExternalMemory,
+    cudart_checked_cudaImportExternalSemaphore,
+    cudart_checked_cudaInitDevice,
+    cudart_checked_cudaIpcCloseMemHandle,
+    cudart_checked_cudaKernelSetAttributeForDevice,
+    cudart_checked_cudaLibraryGetKernelCount,
+    cudart_checked_cudaLibraryUnload,
+    cudart_checked_cudaLogsCurrent,
+    cudart_checked_cudaLogsUnregisterCallback,
+    cudart_checked_cudaMalloc,
+    cudart_checked_cudaMallocArray,
+    cudart_checked_cudaMallocAsync,
+    cudart_checked_cudaMallocFromPoolAsync,
+    cudart_checked_cudaMallocPitch,
+    cudart_checked_cudaMemDiscardAndPrefetchBatchAsync,
+    cudart_checked_cudaMemDiscardBatchAsync,
+    cudart_checked_cudaMemGetDefaultMemPool,
+    cudart_checked_cudaMemGetInfo,
+    cudart_checked_cudaMemGetMemPool,
+    cudart_checked_cudaMemPoolCreate,
+    cudart_checked_cudaMemPoolDestroy,
+    cudart_checked_cudaMemPoolGetAccess,
+    cudart_checked_cudaMemPoolImportFromShareableHandle,
+    cudart_checked_cudaMemPoolImportPointer,
+    cudart_checked_cudaMemPoolSetAccess,
+    cudart_checked_cudaMemPoolTrimTo,
+    cudart_checked_cudaMemPrefetchBatchAsync,
+    cudart_checked_cudaMemSetMemPool,
+    cudart_checked_cudaMemcpy,
+    cudart_checked_cudaMemcpy2D,
+    cudart_checked_cudaMemcpy2DAsync,
+    cudart_checked_cudaMemcpy2DFromArray,
+    cudart_checked_cudaMemcpy2DFromArrayAsync,
+    cudart_checked_cudaMemcpy2DToArray,
+    cudart_checked_cudaMemcpy2DToArrayAsync,
+    cudart_checked_cudaMemcpy3D,
+    cudart_checked_cudaMemcpy3DAsync,
+    cudart_checked_cudaMemcpy3DBatchAsync,
+    cudart_checked_cudaMemcpy3DPeer,
+    cudart_checked_cudaMemcpy3DPeerAsync,
+    cudart_checked_cudaMemcpy3DWithAttributesAsync,
+    cudart_checked_cudaMemcpyAsync,
+    cudart_checked_cudaMemcpyBatchAsync,
+    cudart_checked_cudaMemcpyFromSymbolAsync,
+    cudart_checked_cudaMemcpyPeer,
+    cudart_checked_cudaMemcpyPeerAsync,
+    cudart_checked_cudaMemcpyToSymbolAsync,
+    cudart_checked_cudaMemcpyWithAttributesAsync,
+    cudart_checked_cudaMemset,
+    cudart_checked_cudaMemset2D,
+    cudart_checked_cudaMemset2DAsync,
+    cudart_checked_cudaMemsetAsync,
+    cudart_checked_cudaPeekAtLastError,
+    cudart_checked_cudaProfilerStart,
+    cudart_checked_cudaProfilerStop,
+    cudart_checked_cudaRuntimeGetVersion,
+    cudart_checked_cudaSetDevice,
+    cudart_checked_cudaSetDeviceFlags,
+    cudart_checked_cudaSetValidDevices,
+    cudart_checked_cudaSignalExternalSemaphoresAsync,
+    cudart_checked_cudaStreamBeginCapture,
+    cudart_checked_cudaStreamBeginCaptureToGraph,
+    cudart_checked_cudaStreamCopyAttributes,
+    cudart_checked_cudaStreamCreate,
+    cudart_checked_cudaStreamCreateWithFlags,
+    cudart_checked_cudaStreamCreateWithPriority,
+    cudart_checked_cudaStreamDestroy,
+    cudart_checked_cudaStreamEndCapture,
+    cudart_checked_cudaStreamGetDevice,
+    cudart_checked_cudaStreamGetFlags,
+    cudart_checked_cudaStreamGetId,
+    cudart_checked_cudaStreamGetPriority,
+    cudart_checked_cudaStreamIsCapturing,
+    cudart_checked_cudaStreamQuery,
+    cudart_checked_cudaStreamSynchronize,
+    cudart_checked_cudaStreamUpdateCaptureDependencies,
+    cudart_checked_cudaStreamWaitEvent,
+    cudart_checked_cudaUserObjectRelease,
+    cudart_checked_cudaUserObjectRetain,
+    cudart_checked_cudaWaitExternalSemaphoresAsync,
     NULL,
 };
 
@@ -35861,10 +36084,12 @@ static PyObject **const cudart_checked_references[] = {
 
 /* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
  * functions standing for those of `reference` (name -> the Python checked function),
- * with `helpers` (cudart._checked) and the checked module's namespace (its _error, _lib
- * and __name__). */
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
 static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("checked", nargs, 3) < 0)
         return NULL;
     PyObject *reference = args[0], *namespace = args[2];
@@ -35875,8 +36100,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
     if (cudart_checked_helpers(args[1], namespace) < 0)
         return NULL;
     PyObject *raw = PyDict_GetItemString(namespace, "_lib");
-    PyObject *module_name = PyDict_GetItemString(namespace, "__name__");
-    if (!module_name
+    if (0
         || cudart_checked_class(raw, "cudaArray_const_t", &cudart_handle_cudaArray_const_t) < 0
         || cudart_checked_class(raw, "cudaArray_t", &cudart_handle_cudaArray_t) < 0
         || cudart_checked_class(raw, "cudaAsyncCallbackHandle_t", &cudart_handle_cudaAsyncCallbackHandle_t) < 0
@@ -35915,11 +36139,8 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "cudaMemcpyKind", &cudart_enum_cudaMemcpyKind) < 0
         || cudart_checked_class(raw, "cudaStreamCaptureMode", &cudart_enum_cudaStreamCaptureMode) < 0
         || cudart_checked_class(raw, "cudaStreamCaptureStatus", &cudart_enum_cudaStreamCaptureStatus) < 0
-    ) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
+    )
         return NULL;
-    }
     cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
     /* The calls after which a host callback's failure is reported: name -> per stream. */
     PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
@@ -35928,22 +36149,15 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         Py_CLEAR(reporting);
     }
     PyObject *out = reporting ? PyDict_New() : NULL;
-    for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
-        PyMethodDef *def = &cudart_checked_defs[i];
-        PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
+    for (Py_ssize_t i = 0; out && cudart_checked_names[i]; i++) {
+        PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        const char *doc = cudart_checked_doc(cudart_checked_signatures[i], ref);
-        if (!doc) {
-            Py_CLEAR(out);
-            break;
-        }
-        def->ml_doc = doc;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = PyCFunction_NewEx(def, self, module_name);
-        if (!fn || PyDict_SetItemString(out, def->ml_name, fn) < 0)
+        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }

@@ -28989,9 +28989,10 @@ static char cudart_checked_reports[333];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
-static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29041,9 +29042,10 @@ reference:
 
 static PyObject *cudart_reference_cuArray3DCreate_v2;
 
-static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29093,9 +29095,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayCreate;
 
-static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29145,9 +29148,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayCreate_v2;
 
-static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29197,9 +29201,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayDestroy;
 
-static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29252,9 +29257,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayGetPlane;
 
-static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29311,9 +29317,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpGetAttribute;
 
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29374,9 +29381,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
 
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29437,9 +29445,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpSetAttribute;
 
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29500,9 +29509,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
 
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29563,9 +29573,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxCreate;
 
-static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29622,9 +29633,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxCreate_v2;
 
-static PyObject *cudart_checked_cuCtxCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -29681,9 +29693,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxCreate_v3;
 
-static PyObject *cudart_checked_cuCtxCreate_v3(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxCreate_v3(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -29754,9 +29767,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxCreate_v4;
 
-static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -29820,9 +29834,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxDestroy;
 
-static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29875,9 +29890,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxDestroy_v2;
 
-static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29930,9 +29946,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxDisablePeerAccess;
 
-static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -29979,9 +29996,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxEnablePeerAccess;
 
-static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30035,9 +30053,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxFromGreenCtx;
 
-static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30087,9 +30106,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetApiVersion;
 
-static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30139,9 +30159,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetCacheConfig;
 
-static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30184,9 +30205,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetCurrent;
 
-static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30227,9 +30249,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetDevice;
 
-static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30270,9 +30293,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetFlags;
 
-static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30315,9 +30339,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetId;
 
-static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30367,9 +30392,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetLimit;
 
-static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30419,9 +30445,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetStreamPriorityRange;
 
-static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30473,9 +30500,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPopCurrent;
 
-static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30518,9 +30546,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPopCurrent_v2;
 
-static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30563,9 +30592,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPushCurrent;
 
-static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30612,9 +30642,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPushCurrent_v2;
 
-static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30661,9 +30692,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxRecordEvent;
 
-static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30717,9 +30749,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxResetPersistingL2Cache;
 
-static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -30759,9 +30792,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetCacheConfig;
 
-static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30808,9 +30842,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetCurrent;
 
-static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30857,9 +30892,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetFlags;
 
-static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -30906,9 +30942,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetLimit;
 
-static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -30962,9 +30999,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSynchronize;
 
-static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -31004,9 +31042,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxWaitEvent;
 
-static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31060,9 +31099,10 @@ reference:
 
 static PyObject *cudart_reference_cuDestroyExternalMemory;
 
-static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31115,9 +31155,10 @@ reference:
 
 static PyObject *cudart_reference_cuDestroyExternalSemaphore;
 
-static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31170,9 +31211,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevResourceGenerateDesc;
 
-static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31229,9 +31271,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceCanAccessPeer;
 
-static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31288,9 +31331,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGet;
 
-static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31340,9 +31384,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetAttribute;
 
-static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31399,9 +31444,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetCount;
 
-static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -31444,9 +31490,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetDefaultMemPool;
 
-static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31496,9 +31543,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetExecAffinitySupport;
 
-static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -31555,9 +31603,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetMemPool;
 
-static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31607,9 +31656,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetNvSciSyncAttributes;
 
-static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -31670,9 +31720,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetP2PAttribute;
 
-static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -31736,9 +31787,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetTexture1DLinearMaxWidth;
 
-static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -31802,9 +31854,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGraphMemTrim;
 
-static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31851,9 +31904,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxGetState;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31912,9 +31966,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxRelease;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -31961,9 +32016,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxRelease_v2;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32010,9 +32066,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxReset;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32059,9 +32116,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxReset_v2;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32108,9 +32166,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxRetain;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32160,9 +32219,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -32216,9 +32276,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags_v2;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -32272,9 +32333,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceSetMemPool;
 
-static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -32328,9 +32390,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceTotalMem;
 
-static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32380,9 +32443,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceTotalMem_v2;
 
-static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32432,9 +32496,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceUnregisterAsyncNotification;
 
-static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -32494,9 +32559,10 @@ reference:
 
 static PyObject *cudart_reference_cuDriverGetVersion;
 
-static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -32537,9 +32603,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventCreate;
 
-static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32589,9 +32656,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventDestroy;
 
-static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32644,9 +32712,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventDestroy_v2;
 
-static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32699,9 +32768,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventElapsedTime;
 
-static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -32758,9 +32828,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventQuery;
 
-static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32807,9 +32878,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventRecord;
 
-static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -32863,9 +32935,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventRecordWithFlags;
 
-static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -32926,9 +32999,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventSynchronize;
 
-static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -32975,9 +33049,10 @@ reference:
 
 static PyObject *cudart_reference_cuExternalMemoryGetMappedBuffer;
 
-static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33034,9 +33109,10 @@ reference:
 
 static PyObject *cudart_reference_cuExternalMemoryGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33093,9 +33169,10 @@ reference:
 
 static PyObject *cudart_reference_cuFlushGPUDirectRDMAWrites;
 
-static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33149,9 +33226,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetAttribute;
 
-static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33208,9 +33286,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetModule;
 
-static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33260,9 +33339,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetParamInfo;
 
-static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33328,9 +33408,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncIsLoaded;
 
-static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33380,9 +33461,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncLoad;
 
-static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33429,9 +33511,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncSetAttribute;
 
-static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -33492,9 +33575,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncSetCacheConfig;
 
-static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33548,9 +33632,10 @@ reference:
 
 static PyObject *cudart_reference_cuGetExportTable;
 
-static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33600,9 +33685,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddBatchMemOpNode;
 
-static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -33673,9 +33759,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddChildGraphNode;
 
-static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -33746,9 +33833,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddDependencies;
 
-static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -33816,9 +33904,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddDependencies_v2;
 
-static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -33893,9 +33982,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddEmptyNode;
 
-static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -33959,9 +34049,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddEventRecordNode;
 
-static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34032,9 +34123,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddEventWaitNode;
 
-static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34105,9 +34197,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddExternalSemaphoresSignalNode;
 
-static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34178,9 +34271,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddExternalSemaphoresWaitNode;
 
-static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34251,9 +34345,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddKernelNode;
 
-static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34324,9 +34419,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddKernelNode_v2;
 
-static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34397,9 +34493,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemAllocNode;
 
-static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34470,9 +34567,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemFreeNode;
 
-static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34543,9 +34641,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemcpyNode;
 
-static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -34623,9 +34722,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemsetNode;
 
-static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -34703,9 +34803,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddNode;
 
-static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -34776,9 +34877,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddNode_v2;
 
-static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -34856,9 +34958,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphBatchMemOpNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -34912,9 +35015,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphChildGraphNodeGetGraph;
 
-static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34964,9 +35068,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphConditionalHandleCreate;
 
-static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -35037,9 +35142,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphCreate;
 
-static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35089,9 +35195,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphDestroy;
 
-static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35146,9 +35253,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphDestroyNode;
 
-static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35201,9 +35309,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventRecordNodeGetEvent;
 
-static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35253,9 +35362,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35309,9 +35419,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventWaitNodeGetEvent;
 
-static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35361,9 +35472,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35417,9 +35529,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecBatchMemOpNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35480,9 +35593,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecChildGraphNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35543,9 +35657,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecDestroy;
 
-static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35600,9 +35715,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35663,9 +35779,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35726,9 +35843,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35789,9 +35907,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35852,9 +35971,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecGetFlags;
 
-static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35904,9 +36024,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -35967,9 +36088,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams_v2;
 
-static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -36030,9 +36152,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -36100,9 +36223,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -36170,9 +36294,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -36233,9 +36358,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36289,9 +36415,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36345,9 +36472,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphKernelNodeCopyAttributes;
 
-static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36401,9 +36529,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphKernelNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36457,9 +36586,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphKernelNodeSetParams_v2;
 
-static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36513,9 +36643,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphLaunch;
 
-static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36569,9 +36700,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphMemFreeNodeGetParams;
 
-static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36621,9 +36753,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36677,9 +36810,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36733,9 +36867,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeFindInClone;
 
-static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36792,9 +36927,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetEnabled;
 
-static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36851,9 +36987,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetType;
 
-static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36903,9 +37040,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeSetEnabled;
 
-static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -36966,9 +37104,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37022,9 +37161,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphReleaseUserObject;
 
-static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -37085,9 +37225,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphRemoveDependencies;
 
-static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -37155,9 +37296,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphRemoveDependencies_v2;
 
-static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -37232,9 +37374,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphRetainUserObject;
 
-static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -37302,9 +37445,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphUpload;
 
-static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37358,9 +37502,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsMapResources;
 
-static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -37421,9 +37566,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37473,9 +37619,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer;
 
-static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37534,9 +37681,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer_v2;
 
-static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37595,9 +37743,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags;
 
-static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37651,9 +37800,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags_v2;
 
-static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37707,9 +37857,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsSubResourceGetMappedArray;
 
-static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -37773,9 +37924,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsUnmapResources;
 
-static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -37836,9 +37988,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsUnregisterResource;
 
-static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37891,9 +38044,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxCreate;
 
-static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -37957,9 +38111,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxDestroy;
 
-static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38012,9 +38167,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxRecordEvent;
 
-static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -38068,9 +38224,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxStreamCreate;
 
-static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -38134,9 +38291,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxWaitEvent;
 
-static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -38190,9 +38348,10 @@ reference:
 
 static PyObject *cudart_reference_cuImportExternalMemory;
 
-static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38242,9 +38401,10 @@ reference:
 
 static PyObject *cudart_reference_cuImportExternalSemaphore;
 
-static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38294,9 +38454,10 @@ reference:
 
 static PyObject *cudart_reference_cuInit;
 
-static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38343,9 +38504,10 @@ reference:
 
 static PyObject *cudart_reference_cuIpcCloseMemHandle;
 
-static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38392,9 +38554,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetAttribute;
 
-static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -38458,9 +38621,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetFunction;
 
-static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38510,9 +38674,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetLibrary;
 
-static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38562,9 +38727,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetParamInfo;
 
-static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -38630,9 +38796,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelSetAttribute;
 
-static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -38700,9 +38867,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelSetCacheConfig;
 
-static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -38763,9 +38931,10 @@ reference:
 
 static PyObject *cudart_reference_cuLibraryGetKernelCount;
 
-static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38815,9 +38984,10 @@ reference:
 
 static PyObject *cudart_reference_cuLibraryGetModule;
 
-static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38867,9 +39037,10 @@ reference:
 
 static PyObject *cudart_reference_cuLibraryUnload;
 
-static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38922,9 +39093,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkComplete;
 
-static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38983,9 +39155,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkCreate;
 
-static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -39049,9 +39222,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkCreate_v2;
 
-static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -39115,9 +39289,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkDestroy;
 
-static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -39170,9 +39345,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAddressFree;
 
-static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -39226,9 +39402,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAddressReserve;
 
-static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39299,9 +39476,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAdvise;
 
-static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39369,9 +39547,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAlloc;
 
-static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -39421,9 +39600,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocAsync;
 
-static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -39480,9 +39660,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocFromPoolAsync;
 
-static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -39546,9 +39727,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocManaged;
 
-static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -39605,9 +39787,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocPitch;
 
-static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -39680,9 +39863,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocPitch_v2;
 
-static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -39755,9 +39939,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAlloc_v2;
 
-static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -39807,9 +39992,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemExportToShareableHandle;
 
-static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39877,9 +40063,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFree;
 
-static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -39926,9 +40113,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFreeAsync;
 
-static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -39982,9 +40170,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFreeHost;
 
-static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40031,9 +40220,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFree_v2;
 
-static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40080,9 +40270,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAccess;
 
-static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -40139,9 +40330,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAddressRange;
 
-static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40200,9 +40392,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAddressRange_v2;
 
-static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40261,9 +40454,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAllocationGranularity;
 
-static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -40320,9 +40514,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetHandleForAddressRange;
 
-static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -40397,9 +40592,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetInfo;
 
-static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -40451,9 +40647,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetInfo_v2;
 
-static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -40505,9 +40702,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostGetDevicePointer;
 
-static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -40564,9 +40762,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostGetDevicePointer_v2;
 
-static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -40623,9 +40822,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostGetFlags;
 
-static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40675,9 +40875,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostRegister;
 
-static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40738,9 +40939,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostRegister_v2;
 
-static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40801,9 +41003,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostUnregister;
 
-static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40850,9 +41053,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemMap;
 
-static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -40927,9 +41131,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemMapArrayAsync;
 
-static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40990,9 +41195,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolCreate;
 
-static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41042,9 +41248,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolDestroy;
 
-static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41097,9 +41304,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolExportToShareableHandle;
 
-static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -41167,9 +41375,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolGetAccess;
 
-static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41226,9 +41435,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolImportFromShareableHandle;
 
-static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -41292,9 +41502,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolImportPointer;
 
-static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41351,9 +41562,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolSetAccess;
 
-static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -41414,9 +41626,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolTrimTo;
 
-static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41470,9 +41683,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPrefetchAsync;
 
-static PyObject *cudart_checked_cuMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPrefetchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -41540,9 +41754,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemRelease;
 
-static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41589,9 +41804,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemSetAccess;
 
-static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -41659,9 +41875,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemUnmap;
 
-static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41715,9 +41932,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy;
 
-static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -41778,9 +41996,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2D;
 
-static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41827,9 +42046,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DAsync;
 
-static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41883,9 +42103,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41939,9 +42160,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DUnaligned;
 
-static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41988,9 +42210,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DUnaligned_v2;
 
-static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42037,9 +42260,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2D_v2;
 
-static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42086,9 +42310,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3D;
 
-static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42135,9 +42360,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DAsync;
 
-static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42191,9 +42417,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42247,9 +42474,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DPeer;
 
-static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42296,9 +42524,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DPeerAsync;
 
-static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42352,9 +42581,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3D_v2;
 
-static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42401,9 +42631,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAsync;
 
-static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -42471,9 +42702,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoA;
 
-static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -42548,9 +42780,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoA_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -42625,9 +42858,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoD;
 
-static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -42695,9 +42929,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoD_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -42765,9 +43000,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoH;
 
-static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -42835,9 +43071,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoHAsync;
 
-static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -42912,9 +43149,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoHAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -42989,9 +43227,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoH_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43059,9 +43298,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoA;
 
-static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43129,9 +43369,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoA_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43199,9 +43440,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoD;
 
-static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43262,9 +43504,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoDAsync;
 
-static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43332,9 +43575,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoDAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43402,9 +43646,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoD_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43465,9 +43710,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoH;
 
-static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43528,9 +43774,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoHAsync;
 
-static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43598,9 +43845,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoHAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43668,9 +43916,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoH_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43731,9 +43980,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoA;
 
-static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -43801,9 +44051,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoAAsync;
 
-static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -43878,9 +44129,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoAAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -43955,9 +44207,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoA_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -44025,9 +44278,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoD;
 
-static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44088,9 +44342,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoDAsync;
 
-static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -44158,9 +44413,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoDAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -44228,9 +44484,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoD_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44291,9 +44548,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyPeer;
 
-static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -44368,9 +44626,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyPeerAsync;
 
-static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -44452,9 +44711,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD16;
 
-static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44515,9 +44775,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD16Async;
 
-static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -44585,9 +44846,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD16_v2;
 
-static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44648,9 +44910,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D16;
 
-static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -44725,9 +44988,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D16Async;
 
-static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -44809,9 +45073,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D16_v2;
 
-static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -44886,9 +45151,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D32;
 
-static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -44963,9 +45229,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D32Async;
 
-static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -45047,9 +45314,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D32_v2;
 
-static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -45124,9 +45392,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D8;
 
-static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -45201,9 +45470,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D8Async;
 
-static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -45285,9 +45555,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D8_v2;
 
-static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -45362,9 +45633,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD32;
 
-static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45425,9 +45697,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD32Async;
 
-static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -45495,9 +45768,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD32_v2;
 
-static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45558,9 +45832,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD8;
 
-static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45621,9 +45896,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD8Async;
 
-static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -45691,9 +45967,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD8_v2;
 
-static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45754,9 +46031,10 @@ reference:
 
 static PyObject *cudart_reference_cuMipmappedArrayCreate;
 
-static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45813,9 +46091,10 @@ reference:
 
 static PyObject *cudart_reference_cuMipmappedArrayDestroy;
 
-static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45868,9 +46147,10 @@ reference:
 
 static PyObject *cudart_reference_cuMipmappedArrayGetLevel;
 
-static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45927,9 +46207,10 @@ reference:
 
 static PyObject *cudart_reference_cuModuleGetFunctionCount;
 
-static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45979,9 +46260,10 @@ reference:
 
 static PyObject *cudart_reference_cuModuleGetLoadingMode;
 
-static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -46024,9 +46306,10 @@ reference:
 
 static PyObject *cudart_reference_cuModuleUnload;
 
-static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -46079,9 +46362,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastAddDevice;
 
-static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46135,9 +46419,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastBindAddr;
 
-static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -46212,9 +46497,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastBindMem;
 
-static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -46296,9 +46582,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastGetGranularity;
 
-static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46355,9 +46642,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastUnbind;
 
-static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46425,9 +46713,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock;
 
-static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -46491,9 +46780,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
-static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -46557,9 +46847,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
 
-static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46630,9 +46921,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxActiveClusters;
 
-static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46689,9 +46981,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxPotentialClusterSize;
 
-static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46748,9 +47041,10 @@ reference:
 
 static PyObject *cudart_reference_cuPointerGetAttributes;
 
-static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46818,9 +47112,10 @@ reference:
 
 static PyObject *cudart_reference_cuSignalExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46888,9 +47183,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamAttachMemAsync;
 
-static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46958,9 +47254,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBatchMemOp;
 
-static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -47028,9 +47325,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBatchMemOp_v2;
 
-static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -47098,9 +47396,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCapture;
 
-static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47154,9 +47453,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCaptureToGraph;
 
-static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -47238,9 +47538,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCapture_v2;
 
-static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47294,9 +47595,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamCopyAttributes;
 
-static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47350,9 +47652,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamCreate;
 
-static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47402,9 +47705,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamCreateWithPriority;
 
-static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47461,9 +47765,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamDestroy;
 
-static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47516,9 +47821,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamDestroy_v2;
 
-static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47571,9 +47877,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamEndCapture;
 
-static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47623,9 +47930,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetCtx;
 
-static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47675,9 +47983,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetCtx_v2;
 
-static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47736,9 +48045,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetFlags;
 
-static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47788,9 +48098,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetGreenCtx;
 
-static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47840,9 +48151,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetId;
 
-static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47892,9 +48204,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetPriority;
 
-static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47944,9 +48257,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamIsCapturing;
 
-static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47996,9 +48310,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamQuery;
 
-static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48045,9 +48360,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamSynchronize;
 
-static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48094,9 +48410,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies;
 
-static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48164,9 +48481,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies_v2;
 
-static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -48241,9 +48559,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitEvent;
 
-static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -48304,9 +48623,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue32;
 
-static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48374,9 +48694,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue32_v2;
 
-static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48444,9 +48765,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue64;
 
-static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48514,9 +48836,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue64_v2;
 
-static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48584,9 +48907,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue32;
 
-static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48654,9 +48978,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue32_v2;
 
-static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48724,9 +49049,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue64;
 
-static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48794,9 +49120,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue64_v2;
 
-static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48864,9 +49191,10 @@ reference:
 
 static PyObject *cudart_reference_cuSurfObjectDestroy;
 
-static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48913,9 +49241,10 @@ reference:
 
 static PyObject *cudart_reference_cuTensorMapReplaceAddress;
 
-static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48969,9 +49298,10 @@ reference:
 
 static PyObject *cudart_reference_cuTexObjectDestroy;
 
-static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -49018,9 +49348,10 @@ reference:
 
 static PyObject *cudart_reference_cuUserObjectRelease;
 
-static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -49074,9 +49405,10 @@ reference:
 
 static PyObject *cudart_reference_cuUserObjectRetain;
 
-static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -49130,9 +49462,10 @@ reference:
 
 static PyObject *cudart_reference_cuWaitExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49198,677 +49531,677 @@ reference:
     return cudart_c_fallback(cudart_reference_cuWaitExternalSemaphoresAsync, args, nargs, kwnames);
 }
 
-static PyMethodDef cudart_checked_defs[] = {
-    {"cuArray3DCreate", (PyCFunction)(void (*)(void))cudart_checked_cuArray3DCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArray3DCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuArray3DCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayCreate", (PyCFunction)(void (*)(void))cudart_checked_cuArrayCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuArrayCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuArrayDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayGetPlane", (PyCFunction)(void (*)(void))cudart_checked_cuArrayGetPlane, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpGetAttributeGlobal", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpGetAttributeGlobal, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpSetAttributeGlobal", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpSetAttributeGlobal, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxCreate_v3", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate_v3, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxCreate_v4", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate_v4, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxDisablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDisablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxEnablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cuCtxEnablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxFromGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuCtxFromGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetApiVersion", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetApiVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetStreamPriorityRange", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetStreamPriorityRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPopCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPopCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPopCurrent_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPopCurrent_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPushCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPushCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPushCurrent_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPushCurrent_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxResetPersistingL2Cache", (PyCFunction)(void (*)(void))cudart_checked_cuCtxResetPersistingL2Cache, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDestroyExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevResourceGenerateDesc", (PyCFunction)(void (*)(void))cudart_checked_cuDevResourceGenerateDesc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGet", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGet, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetExecAffinitySupport", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetExecAffinitySupport, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetNvSciSyncAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetNvSciSyncAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetP2PAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetP2PAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetTexture1DLinearMaxWidth", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetTexture1DLinearMaxWidth, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGraphMemTrim", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGraphMemTrim, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxGetState", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxGetState, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxRelease", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxRelease_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRelease_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxReset", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxReset, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxReset_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxReset_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxRetain", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxSetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxSetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxSetFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxSetFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceTotalMem", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceTotalMem, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceTotalMem_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceTotalMem_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceUnregisterAsyncNotification", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceUnregisterAsyncNotification, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDriverGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cuDriverGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventCreate", (PyCFunction)(void (*)(void))cudart_checked_cuEventCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuEventDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuEventDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cuEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cuEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cuFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetModule", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetModule, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetParamInfo", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetParamInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncIsLoaded", (PyCFunction)(void (*)(void))cudart_checked_cuFuncIsLoaded, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncLoad", (PyCFunction)(void (*)(void))cudart_checked_cuFuncLoad, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuFuncSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGetExportTable", (PyCFunction)(void (*)(void))cudart_checked_cuGetExportTable, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddBatchMemOpNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddBatchMemOpNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddChildGraphNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddChildGraphNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddEmptyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEmptyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddEventRecordNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEventRecordNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddEventWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEventWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddExternalSemaphoresSignalNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddExternalSemaphoresSignalNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddExternalSemaphoresWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddExternalSemaphoresWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddKernelNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddKernelNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddKernelNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddKernelNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemAllocNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemAllocNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemFreeNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemFreeNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemcpyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemcpyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventRecordNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventRecordNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventWaitNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventWaitNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecChildGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecChildGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphKernelNodeCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cuGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphMemFreeNodeGetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemFreeNodeGetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cuGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphRemoveDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRemoveDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cuGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceGetMappedPointer", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceGetMappedPointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceSetMapFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsUnmapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsUnmapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsUnregisterResource", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsUnregisterResource, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuImportExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cuImportExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuImportExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuImportExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuInit", (PyCFunction)(void (*)(void))cudart_checked_cuInit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuIpcCloseMemHandle", (PyCFunction)(void (*)(void))cudart_checked_cuIpcCloseMemHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetFunction", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetFunction, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetLibrary", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetLibrary, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetParamInfo", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetParamInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuKernelSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuKernelSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLibraryGetKernelCount", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryGetKernelCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLibraryGetModule", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryGetModule, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLibraryUnload", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkComplete", (PyCFunction)(void (*)(void))cudart_checked_cuLinkComplete, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkCreate", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLinkDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAddressFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressFree, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAddressReserve", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressReserve, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAdvise", (PyCFunction)(void (*)(void))cudart_checked_cuMemAdvise, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAlloc", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocManaged", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocManaged, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocPitch", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocPitch_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAlloc_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFreeAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFree_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAddressRange_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAllocationGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAllocationGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetHandleForAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetHandleForAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetInfo_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostGetDevicePointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostGetDevicePointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostRegister_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostUnregister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostUnregister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemMap", (PyCFunction)(void (*)(void))cudart_checked_cuMemMap, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemMapArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemMapArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolCreate", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolImportPointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPrefetchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemPrefetchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemRelease", (PyCFunction)(void (*)(void))cudart_checked_cuMemRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemUnmap", (PyCFunction)(void (*)(void))cudart_checked_cuMemUnmap, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2D", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DUnaligned", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DUnaligned, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DUnaligned_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DUnaligned_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2D_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2D_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3D", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DPeer", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3D_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3D_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoH", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoH, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoHAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoHAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoHAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoHAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoH_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoH_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoDAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoDAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoDAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoDAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoH", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoH, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoHAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoHAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoHAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoHAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoH_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoH_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoAAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoAAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoAAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoAAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoDAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoDAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoDAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoDAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyPeer", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD16", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD16Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD16_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D16", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D16Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D16_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D32", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D32Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D8", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D8Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D8_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD32", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD32Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD8", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD8Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD8_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMipmappedArrayCreate", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMipmappedArrayDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMipmappedArrayGetLevel", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayGetLevel, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuModuleGetFunctionCount", (PyCFunction)(void (*)(void))cudart_checked_cuModuleGetFunctionCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuModuleGetLoadingMode", (PyCFunction)(void (*)(void))cudart_checked_cuModuleGetLoadingMode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuModuleUnload", (PyCFunction)(void (*)(void))cudart_checked_cuModuleUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastAddDevice", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastAddDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastBindAddr", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindAddr, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastBindMem", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindMem, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastGetGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastGetGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastUnbind", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastUnbind, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyAvailableDynamicSMemPerBlock", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxActiveClusters", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveClusters, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxPotentialClusterSize", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxPotentialClusterSize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuPointerGetAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuPointerGetAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuSignalExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cuSignalExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamAttachMemAsync", (PyCFunction)(void (*)(void))cudart_checked_cuStreamAttachMemAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBatchMemOp", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBatchMemOp, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBatchMemOp_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBatchMemOp_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCapture", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCaptureToGraph", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCaptureToGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCapture_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCapture_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamCreateWithPriority", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCreateWithPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuStreamDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamEndCapture", (PyCFunction)(void (*)(void))cudart_checked_cuStreamEndCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetCtx_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetId", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetPriority", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cuStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cuStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamUpdateCaptureDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamUpdateCaptureDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue32", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue64", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue64, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue64_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue64_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue32", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue64", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue64, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue64_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue64_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuSurfObjectDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuSurfObjectDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuTensorMapReplaceAddress", (PyCFunction)(void (*)(void))cudart_checked_cuTensorMapReplaceAddress, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuTexObjectDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuTexObjectDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cuUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cuUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cuWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {NULL, NULL, 0, NULL},
+static const char *const cudart_checked_names[] = {
+    "cuArray3DCreate",
+    "cuArray3DCreate_v2",
+    "cuArrayCreate",
+    "cuArrayCreate_v2",
+    "cuArrayDestroy",
+    "cuArrayGetPlane",
+    "cuCoredumpGetAttribute",
+    "cuCoredumpGetAttributeGlobal",
+    "cuCoredumpSetAttribute",
+    "cuCoredumpSetAttributeGlobal",
+    "cuCtxCreate",
+    "cuCtxCreate_v2",
+    "cuCtxCreate_v3",
+    "cuCtxCreate_v4",
+    "cuCtxDestroy",
+    "cuCtxDestroy_v2",
+    "cuCtxDisablePeerAccess",
+    "cuCtxEnablePeerAccess",
+    "cuCtxFromGreenCtx",
+    "cuCtxGetApiVersion",
+    "cuCtxGetCacheConfig",
+    "cuCtxGetCurrent",
+    "cuCtxGetDevice",
+    "cuCtxGetFlags",
+    "cuCtxGetId",
+    "cuCtxGetLimit",
+    "cuCtxGetStreamPriorityRange",
+    "cuCtxPopCurrent",
+    "cuCtxPopCurrent_v2",
+    "cuCtxPushCurrent",
+    "cuCtxPushCurrent_v2",
+    "cuCtxRecordEvent",
+    "cuCtxResetPersistingL2Cache",
+    "cuCtxSetCacheConfig",
+    "cuCtxSetCurrent",
+    "cuCtxSetFlags",
+    "cuCtxSetLimit",
+    "cuCtxSynchronize",
+    "cuCtxWaitEvent",
+    "cuDestroyExternalMemory",
+    "cuDestroyExternalSemaphore",
+    "cuDevResourceGenerateDesc",
+    "cuDeviceCanAccessPeer",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetCount",
+    "cuDeviceGetDefaultMemPool",
+    "cuDeviceGetExecAffinitySupport",
+    "cuDeviceGetMemPool",
+    "cuDeviceGetNvSciSyncAttributes",
+    "cuDeviceGetP2PAttribute",
+    "cuDeviceGetTexture1DLinearMaxWidth",
+    "cuDeviceGraphMemTrim",
+    "cuDevicePrimaryCtxGetState",
+    "cuDevicePrimaryCtxRelease",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxReset",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxSetFlags",
+    "cuDevicePrimaryCtxSetFlags_v2",
+    "cuDeviceSetMemPool",
+    "cuDeviceTotalMem",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceUnregisterAsyncNotification",
+    "cuDriverGetVersion",
+    "cuEventCreate",
+    "cuEventDestroy",
+    "cuEventDestroy_v2",
+    "cuEventElapsedTime",
+    "cuEventQuery",
+    "cuEventRecord",
+    "cuEventRecordWithFlags",
+    "cuEventSynchronize",
+    "cuExternalMemoryGetMappedBuffer",
+    "cuExternalMemoryGetMappedMipmappedArray",
+    "cuFlushGPUDirectRDMAWrites",
+    "cuFuncGetAttribute",
+    "cuFuncGetModule",
+    "cuFuncGetParamInfo",
+    "cuFuncIsLoaded",
+    "cuFuncLoad",
+    "cuFuncSetAttribute",
+    "cuFuncSetCacheConfig",
+    "cuGetExportTable",
+    "cuGraphAddBatchMemOpNode",
+    "cuGraphAddChildGraphNode",
+    "cuGraphAddDependencies",
+    "cuGraphAddDependencies_v2",
+    "cuGraphAddEmptyNode",
+    "cuGraphAddEventRecordNode",
+    "cuGraphAddEventWaitNode",
+    "cuGraphAddExternalSemaphoresSignalNode",
+    "cuGraphAddExternalSemaphoresWaitNode",
+    "cuGraphAddKernelNode",
+    "cuGraphAddKernelNode_v2",
+    "cuGraphAddMemAllocNode",
+    "cuGraphAddMemFreeNode",
+    "cuGraphAddMemcpyNode",
+    "cuGraphAddMemsetNode",
+    "cuGraphAddNode",
+    "cuGraphAddNode_v2",
+    "cuGraphBatchMemOpNodeSetParams",
+    "cuGraphChildGraphNodeGetGraph",
+    "cuGraphConditionalHandleCreate",
+    "cuGraphCreate",
+    "cuGraphDestroy",
+    "cuGraphDestroyNode",
+    "cuGraphEventRecordNodeGetEvent",
+    "cuGraphEventRecordNodeSetEvent",
+    "cuGraphEventWaitNodeGetEvent",
+    "cuGraphEventWaitNodeSetEvent",
+    "cuGraphExecBatchMemOpNodeSetParams",
+    "cuGraphExecChildGraphNodeSetParams",
+    "cuGraphExecDestroy",
+    "cuGraphExecEventRecordNodeSetEvent",
+    "cuGraphExecEventWaitNodeSetEvent",
+    "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+    "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+    "cuGraphExecGetFlags",
+    "cuGraphExecKernelNodeSetParams",
+    "cuGraphExecKernelNodeSetParams_v2",
+    "cuGraphExecMemcpyNodeSetParams",
+    "cuGraphExecMemsetNodeSetParams",
+    "cuGraphExecNodeSetParams",
+    "cuGraphExternalSemaphoresSignalNodeSetParams",
+    "cuGraphExternalSemaphoresWaitNodeSetParams",
+    "cuGraphKernelNodeCopyAttributes",
+    "cuGraphKernelNodeSetParams",
+    "cuGraphKernelNodeSetParams_v2",
+    "cuGraphLaunch",
+    "cuGraphMemFreeNodeGetParams",
+    "cuGraphMemcpyNodeSetParams",
+    "cuGraphMemsetNodeSetParams",
+    "cuGraphNodeFindInClone",
+    "cuGraphNodeGetEnabled",
+    "cuGraphNodeGetType",
+    "cuGraphNodeSetEnabled",
+    "cuGraphNodeSetParams",
+    "cuGraphReleaseUserObject",
+    "cuGraphRemoveDependencies",
+    "cuGraphRemoveDependencies_v2",
+    "cuGraphRetainUserObject",
+    "cuGraphUpload",
+    "cuGraphicsMapResources",
+    "cuGraphicsResourceGetMappedMipmappedArray",
+    "cuGraphicsResourceGetMappedPointer",
+    "cuGraphicsResourceGetMappedPointer_v2",
+    "cuGraphicsResourceSetMapFlags",
+    "cuGraphicsResourceSetMapFlags_v2",
+    "cuGraphicsSubResourceGetMappedArray",
+    "cuGraphicsUnmapResources",
+    "cuGraphicsUnregisterResource",
+    "cuGreenCtxCreate",
+    "cuGreenCtxDestroy",
+    "cuGreenCtxRecordEvent",
+    "cuGreenCtxStreamCreate",
+    "cuGreenCtxWaitEvent",
+    "cuImportExternalMemory",
+    "cuImportExternalSemaphore",
+    "cuInit",
+    "cuIpcCloseMemHandle",
+    "cuKernelGetAttribute",
+    "cuKernelGetFunction",
+    "cuKernelGetLibrary",
+    "cuKernelGetParamInfo",
+    "cuKernelSetAttribute",
+    "cuKernelSetCacheConfig",
+    "cuLibraryGetKernelCount",
+    "cuLibraryGetModule",
+    "cuLibraryUnload",
+    "cuLinkComplete",
+    "cuLinkCreate",
+    "cuLinkCreate_v2",
+    "cuLinkDestroy",
+    "cuMemAddressFree",
+    "cuMemAddressReserve",
+    "cuMemAdvise",
+    "cuMemAlloc",
+    "cuMemAllocAsync",
+    "cuMemAllocFromPoolAsync",
+    "cuMemAllocManaged",
+    "cuMemAllocPitch",
+    "cuMemAllocPitch_v2",
+    "cuMemAlloc_v2",
+    "cuMemExportToShareableHandle",
+    "cuMemFree",
+    "cuMemFreeAsync",
+    "cuMemFreeHost",
+    "cuMemFree_v2",
+    "cuMemGetAccess",
+    "cuMemGetAddressRange",
+    "cuMemGetAddressRange_v2",
+    "cuMemGetAllocationGranularity",
+    "cuMemGetHandleForAddressRange",
+    "cuMemGetInfo",
+    "cuMemGetInfo_v2",
+    "cuMemHostGetDevicePointer",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemHostGetFlags",
+    "cuMemHostRegister",
+    "cuMemHostRegister_v2",
+    "cuMemHostUnregister",
+    "cuMemMap",
+    "cuMemMapArrayAsync",
+    "cuMemPoolCreate",
+    "cuMemPoolDestroy",
+    "cuMemPoolExportToShareableHandle",
+    "cuMemPoolGetAccess",
+    "cuMemPoolImportFromShareableHandle",
+    "cuMemPoolImportPointer",
+    "cuMemPoolSetAccess",
+    "cuMemPoolTrimTo",
+    "cuMemPrefetchAsync",
+    "cuMemRelease",
+    "cuMemSetAccess",
+    "cuMemUnmap",
+    "cuMemcpy",
+    "cuMemcpy2D",
+    "cuMemcpy2DAsync",
+    "cuMemcpy2DAsync_v2",
+    "cuMemcpy2DUnaligned",
+    "cuMemcpy2DUnaligned_v2",
+    "cuMemcpy2D_v2",
+    "cuMemcpy3D",
+    "cuMemcpy3DAsync",
+    "cuMemcpy3DAsync_v2",
+    "cuMemcpy3DPeer",
+    "cuMemcpy3DPeerAsync",
+    "cuMemcpy3D_v2",
+    "cuMemcpyAsync",
+    "cuMemcpyAtoA",
+    "cuMemcpyAtoA_v2",
+    "cuMemcpyAtoD",
+    "cuMemcpyAtoD_v2",
+    "cuMemcpyAtoH",
+    "cuMemcpyAtoHAsync",
+    "cuMemcpyAtoHAsync_v2",
+    "cuMemcpyAtoH_v2",
+    "cuMemcpyDtoA",
+    "cuMemcpyDtoA_v2",
+    "cuMemcpyDtoD",
+    "cuMemcpyDtoDAsync",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemcpyDtoH",
+    "cuMemcpyDtoHAsync",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoA",
+    "cuMemcpyHtoAAsync",
+    "cuMemcpyHtoAAsync_v2",
+    "cuMemcpyHtoA_v2",
+    "cuMemcpyHtoD",
+    "cuMemcpyHtoDAsync",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyPeer",
+    "cuMemcpyPeerAsync",
+    "cuMemsetD16",
+    "cuMemsetD16Async",
+    "cuMemsetD16_v2",
+    "cuMemsetD2D16",
+    "cuMemsetD2D16Async",
+    "cuMemsetD2D16_v2",
+    "cuMemsetD2D32",
+    "cuMemsetD2D32Async",
+    "cuMemsetD2D32_v2",
+    "cuMemsetD2D8",
+    "cuMemsetD2D8Async",
+    "cuMemsetD2D8_v2",
+    "cuMemsetD32",
+    "cuMemsetD32Async",
+    "cuMemsetD32_v2",
+    "cuMemsetD8",
+    "cuMemsetD8Async",
+    "cuMemsetD8_v2",
+    "cuMipmappedArrayCreate",
+    "cuMipmappedArrayDestroy",
+    "cuMipmappedArrayGetLevel",
+    "cuModuleGetFunctionCount",
+    "cuModuleGetLoadingMode",
+    "cuModuleUnload",
+    "cuMulticastAddDevice",
+    "cuMulticastBindAddr",
+    "cuMulticastBindMem",
+    "cuMulticastGetGranularity",
+    "cuMulticastUnbind",
+    "cuOccupancyAvailableDynamicSMemPerBlock",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cuOccupancyMaxActiveClusters",
+    "cuOccupancyMaxPotentialClusterSize",
+    "cuPointerGetAttributes",
+    "cuSignalExternalSemaphoresAsync",
+    "cuStreamAttachMemAsync",
+    "cuStreamBatchMemOp",
+    "cuStreamBatchMemOp_v2",
+    "cuStreamBeginCapture",
+    "cuStreamBeginCaptureToGraph",
+    "cuStreamBeginCapture_v2",
+    "cuStreamCopyAttributes",
+    "cuStreamCreate",
+    "cuStreamCreateWithPriority",
+    "cuStreamDestroy",
+    "cuStreamDestroy_v2",
+    "cuStreamEndCapture",
+    "cuStreamGetCtx",
+    "cuStreamGetCtx_v2",
+    "cuStreamGetFlags",
+    "cuStreamGetGreenCtx",
+    "cuStreamGetId",
+    "cuStreamGetPriority",
+    "cuStreamIsCapturing",
+    "cuStreamQuery",
+    "cuStreamSynchronize",
+    "cuStreamUpdateCaptureDependencies",
+    "cuStreamUpdateCaptureDependencies_v2",
+    "cuStreamWaitEvent",
+    "cuStreamWaitValue32",
+    "cuStreamWaitValue32_v2",
+    "cuStreamWaitValue64",
+    "cuStreamWaitValue64_v2",
+    "cuStreamWriteValue32",
+    "cuStreamWriteValue32_v2",
+    "cuStreamWriteValue64",
+    "cuStreamWriteValue64_v2",
+    "cuSurfObjectDestroy",
+    "cuTensorMapReplaceAddress",
+    "cuTexObjectDestroy",
+    "cuUserObjectRelease",
+    "cuUserObjectRetain",
+    "cuWaitExternalSemaphoresAsync",
+    NULL,
 };
 
-static const char *const cudart_checked_signatures[] = {
-    "cuArray3DCreate($module, pAllocateArray)",
-    "cuArray3DCreate_v2($module, pAllocateArray)",
-    "cuArrayCreate($module, pAllocateArray)",
-    "cuArrayCreate_v2($module, pAllocateArray)",
-    "cuArrayDestroy($module, hArray)",
-    "cuArrayGetPlane($module, hArray, planeIdx)",
-    "cuCoredumpGetAttribute($module, attrib, value, size)",
-    "cuCoredumpGetAttributeGlobal($module, attrib, value, size)",
-    "cuCoredumpSetAttribute($module, attrib, value, size)",
-    "cuCoredumpSetAttributeGlobal($module, attrib, value, size)",
-    "cuCtxCreate($module, flags, dev)",
-    "cuCtxCreate_v2($module, flags, dev)",
-    "cuCtxCreate_v3($module, paramsArray, numParams, flags, dev)",
-    "cuCtxCreate_v4($module, ctxCreateParams, flags, dev)",
-    "cuCtxDestroy($module, ctx)",
-    "cuCtxDestroy_v2($module, ctx)",
-    "cuCtxDisablePeerAccess($module, peerContext)",
-    "cuCtxEnablePeerAccess($module, peerContext, Flags)",
-    "cuCtxFromGreenCtx($module, hCtx)",
-    "cuCtxGetApiVersion($module, ctx)",
-    "cuCtxGetCacheConfig($module)",
-    "cuCtxGetCurrent($module)",
-    "cuCtxGetDevice($module)",
-    "cuCtxGetFlags($module)",
-    "cuCtxGetId($module, ctx)",
-    "cuCtxGetLimit($module, limit)",
-    "cuCtxGetStreamPriorityRange($module)",
-    "cuCtxPopCurrent($module)",
-    "cuCtxPopCurrent_v2($module)",
-    "cuCtxPushCurrent($module, ctx)",
-    "cuCtxPushCurrent_v2($module, ctx)",
-    "cuCtxRecordEvent($module, hCtx, hEvent)",
-    "cuCtxResetPersistingL2Cache($module)",
-    "cuCtxSetCacheConfig($module, config)",
-    "cuCtxSetCurrent($module, ctx)",
-    "cuCtxSetFlags($module, flags)",
-    "cuCtxSetLimit($module, limit, value)",
-    "cuCtxSynchronize($module)",
-    "cuCtxWaitEvent($module, hCtx, hEvent)",
-    "cuDestroyExternalMemory($module, extMem)",
-    "cuDestroyExternalSemaphore($module, extSem)",
-    "cuDevResourceGenerateDesc($module, resources, nbResources)",
-    "cuDeviceCanAccessPeer($module, dev, peerDev)",
-    "cuDeviceGet($module, ordinal)",
-    "cuDeviceGetAttribute($module, attrib, dev)",
-    "cuDeviceGetCount($module)",
-    "cuDeviceGetDefaultMemPool($module, dev)",
-    "cuDeviceGetExecAffinitySupport($module, type, dev)",
-    "cuDeviceGetMemPool($module, dev)",
-    "cuDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, dev, flags)",
-    "cuDeviceGetP2PAttribute($module, attrib, srcDevice, dstDevice)",
-    "cuDeviceGetTexture1DLinearMaxWidth($module, format, numChannels, dev)",
-    "cuDeviceGraphMemTrim($module, device)",
-    "cuDevicePrimaryCtxGetState($module, dev)",
-    "cuDevicePrimaryCtxRelease($module, dev)",
-    "cuDevicePrimaryCtxRelease_v2($module, dev)",
-    "cuDevicePrimaryCtxReset($module, dev)",
-    "cuDevicePrimaryCtxReset_v2($module, dev)",
-    "cuDevicePrimaryCtxRetain($module, dev)",
-    "cuDevicePrimaryCtxSetFlags($module, dev, flags)",
-    "cuDevicePrimaryCtxSetFlags_v2($module, dev, flags)",
-    "cuDeviceSetMemPool($module, dev, pool)",
-    "cuDeviceTotalMem($module, dev)",
-    "cuDeviceTotalMem_v2($module, dev)",
-    "cuDeviceUnregisterAsyncNotification($module, device, callback)",
-    "cuDriverGetVersion($module)",
-    "cuEventCreate($module, Flags)",
-    "cuEventDestroy($module, hEvent)",
-    "cuEventDestroy_v2($module, hEvent)",
-    "cuEventElapsedTime($module, hStart, hEnd)",
-    "cuEventQuery($module, hEvent)",
-    "cuEventRecord($module, hEvent, hStream)",
-    "cuEventRecordWithFlags($module, hEvent, hStream, flags)",
-    "cuEventSynchronize($module, hEvent)",
-    "cuExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
-    "cuExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
-    "cuFlushGPUDirectRDMAWrites($module, target, scope)",
-    "cuFuncGetAttribute($module, attrib, hfunc)",
-    "cuFuncGetModule($module, hfunc)",
-    "cuFuncGetParamInfo($module, func, paramIndex)",
-    "cuFuncIsLoaded($module, function)",
-    "cuFuncLoad($module, function)",
-    "cuFuncSetAttribute($module, hfunc, attrib, value)",
-    "cuFuncSetCacheConfig($module, hfunc, config)",
-    "cuGetExportTable($module, pExportTableId)",
-    "cuGraphAddBatchMemOpNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddChildGraphNode($module, hGraph, dependencies, numDependencies, childGraph)",
-    "cuGraphAddDependencies($module, hGraph, from_, to, numDependencies)",
-    "cuGraphAddDependencies_v2($module, hGraph, from_, to, edgeData, numDependencies)",
-    "cuGraphAddEmptyNode($module, hGraph, dependencies, numDependencies)",
-    "cuGraphAddEventRecordNode($module, hGraph, dependencies, numDependencies, event)",
-    "cuGraphAddEventWaitNode($module, hGraph, dependencies, numDependencies, event)",
-    "cuGraphAddExternalSemaphoresSignalNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddExternalSemaphoresWaitNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddKernelNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddKernelNode_v2($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddMemAllocNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddMemFreeNode($module, hGraph, dependencies, numDependencies, dptr)",
-    "cuGraphAddMemcpyNode($module, hGraph, dependencies, numDependencies, copyParams, ctx)",
-    "cuGraphAddMemsetNode($module, hGraph, dependencies, numDependencies, memsetParams, ctx)",
-    "cuGraphAddNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddNode_v2($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
-    "cuGraphBatchMemOpNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphChildGraphNodeGetGraph($module, hNode)",
-    "cuGraphConditionalHandleCreate($module, hGraph, ctx, defaultLaunchValue, flags)",
-    "cuGraphCreate($module, flags)",
-    "cuGraphDestroy($module, hGraph)",
-    "cuGraphDestroyNode($module, hNode)",
-    "cuGraphEventRecordNodeGetEvent($module, hNode)",
-    "cuGraphEventRecordNodeSetEvent($module, hNode, event)",
-    "cuGraphEventWaitNodeGetEvent($module, hNode)",
-    "cuGraphEventWaitNodeSetEvent($module, hNode, event)",
-    "cuGraphExecBatchMemOpNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecChildGraphNodeSetParams($module, hGraphExec, hNode, childGraph)",
-    "cuGraphExecDestroy($module, hGraphExec)",
-    "cuGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cuGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cuGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecGetFlags($module, hGraphExec)",
-    "cuGraphExecKernelNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecKernelNodeSetParams_v2($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecMemcpyNodeSetParams($module, hGraphExec, hNode, copyParams, ctx)",
-    "cuGraphExecMemsetNodeSetParams($module, hGraphExec, hNode, memsetParams, ctx)",
-    "cuGraphExecNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphKernelNodeCopyAttributes($module, dst, src)",
-    "cuGraphKernelNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphKernelNodeSetParams_v2($module, hNode, nodeParams)",
-    "cuGraphLaunch($module, hGraphExec, hStream)",
-    "cuGraphMemFreeNodeGetParams($module, hNode)",
-    "cuGraphMemcpyNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphMemsetNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphNodeFindInClone($module, hOriginalNode, hClonedGraph)",
-    "cuGraphNodeGetEnabled($module, hGraphExec, hNode)",
-    "cuGraphNodeGetType($module, hNode)",
-    "cuGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
-    "cuGraphNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphReleaseUserObject($module, graph, object, count)",
-    "cuGraphRemoveDependencies($module, hGraph, from_, to, numDependencies)",
-    "cuGraphRemoveDependencies_v2($module, hGraph, from_, to, edgeData, numDependencies)",
-    "cuGraphRetainUserObject($module, graph, object, count, flags)",
-    "cuGraphUpload($module, hGraphExec, hStream)",
-    "cuGraphicsMapResources($module, count, resources, hStream)",
-    "cuGraphicsResourceGetMappedMipmappedArray($module, resource)",
-    "cuGraphicsResourceGetMappedPointer($module, resource)",
-    "cuGraphicsResourceGetMappedPointer_v2($module, resource)",
-    "cuGraphicsResourceSetMapFlags($module, resource, flags)",
-    "cuGraphicsResourceSetMapFlags_v2($module, resource, flags)",
-    "cuGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
-    "cuGraphicsUnmapResources($module, count, resources, hStream)",
-    "cuGraphicsUnregisterResource($module, resource)",
-    "cuGreenCtxCreate($module, desc, dev, flags)",
-    "cuGreenCtxDestroy($module, hCtx)",
-    "cuGreenCtxRecordEvent($module, hCtx, hEvent)",
-    "cuGreenCtxStreamCreate($module, greenCtx, flags, priority)",
-    "cuGreenCtxWaitEvent($module, hCtx, hEvent)",
-    "cuImportExternalMemory($module, memHandleDesc)",
-    "cuImportExternalSemaphore($module, semHandleDesc)",
-    "cuInit($module, Flags)",
-    "cuIpcCloseMemHandle($module, dptr)",
-    "cuKernelGetAttribute($module, attrib, kernel, dev)",
-    "cuKernelGetFunction($module, kernel)",
-    "cuKernelGetLibrary($module, kernel)",
-    "cuKernelGetParamInfo($module, kernel, paramIndex)",
-    "cuKernelSetAttribute($module, attrib, val, kernel, dev)",
-    "cuKernelSetCacheConfig($module, kernel, config, dev)",
-    "cuLibraryGetKernelCount($module, lib)",
-    "cuLibraryGetModule($module, library)",
-    "cuLibraryUnload($module, library)",
-    "cuLinkComplete($module, state)",
-    "cuLinkCreate($module, numOptions, options, optionValues)",
-    "cuLinkCreate_v2($module, numOptions, options, optionValues)",
-    "cuLinkDestroy($module, state)",
-    "cuMemAddressFree($module, ptr, size)",
-    "cuMemAddressReserve($module, size, alignment, addr, flags)",
-    "cuMemAdvise($module, devPtr, count, advice, device)",
-    "cuMemAlloc($module, bytesize)",
-    "cuMemAllocAsync($module, bytesize, hStream)",
-    "cuMemAllocFromPoolAsync($module, bytesize, pool, hStream)",
-    "cuMemAllocManaged($module, bytesize, flags)",
-    "cuMemAllocPitch($module, WidthInBytes, Height, ElementSizeBytes)",
-    "cuMemAllocPitch_v2($module, WidthInBytes, Height, ElementSizeBytes)",
-    "cuMemAlloc_v2($module, bytesize)",
-    "cuMemExportToShareableHandle($module, shareableHandle, handle, handleType, flags)",
-    "cuMemFree($module, dptr)",
-    "cuMemFreeAsync($module, dptr, hStream)",
-    "cuMemFreeHost($module, p)",
-    "cuMemFree_v2($module, dptr)",
-    "cuMemGetAccess($module, location, ptr)",
-    "cuMemGetAddressRange($module, dptr)",
-    "cuMemGetAddressRange_v2($module, dptr)",
-    "cuMemGetAllocationGranularity($module, prop, option)",
-    "cuMemGetHandleForAddressRange($module, handle, dptr, size, handleType, flags)",
-    "cuMemGetInfo($module)",
-    "cuMemGetInfo_v2($module)",
-    "cuMemHostGetDevicePointer($module, p, Flags)",
-    "cuMemHostGetDevicePointer_v2($module, p, Flags)",
-    "cuMemHostGetFlags($module, p)",
-    "cuMemHostRegister($module, p, bytesize, Flags)",
-    "cuMemHostRegister_v2($module, p, bytesize, Flags)",
-    "cuMemHostUnregister($module, p)",
-    "cuMemMap($module, ptr, size, offset, handle, flags)",
-    "cuMemMapArrayAsync($module, mapInfoList, count, hStream)",
-    "cuMemPoolCreate($module, poolProps)",
-    "cuMemPoolDestroy($module, pool)",
-    "cuMemPoolExportToShareableHandle($module, handle_out, pool, handleType, flags)",
-    "cuMemPoolGetAccess($module, memPool, location)",
-    "cuMemPoolImportFromShareableHandle($module, handle, handleType, flags)",
-    "cuMemPoolImportPointer($module, pool, shareData)",
-    "cuMemPoolSetAccess($module, pool, map, count)",
-    "cuMemPoolTrimTo($module, pool, minBytesToKeep)",
-    "cuMemPrefetchAsync($module, devPtr, count, dstDevice, hStream)",
-    "cuMemRelease($module, handle)",
-    "cuMemSetAccess($module, ptr, size, desc, count)",
-    "cuMemUnmap($module, ptr, size)",
-    "cuMemcpy($module, dst, src, ByteCount)",
-    "cuMemcpy2D($module, pCopy)",
-    "cuMemcpy2DAsync($module, pCopy, hStream)",
-    "cuMemcpy2DAsync_v2($module, pCopy, hStream)",
-    "cuMemcpy2DUnaligned($module, pCopy)",
-    "cuMemcpy2DUnaligned_v2($module, pCopy)",
-    "cuMemcpy2D_v2($module, pCopy)",
-    "cuMemcpy3D($module, pCopy)",
-    "cuMemcpy3DAsync($module, pCopy, hStream)",
-    "cuMemcpy3DAsync_v2($module, pCopy, hStream)",
-    "cuMemcpy3DPeer($module, pCopy)",
-    "cuMemcpy3DPeerAsync($module, pCopy, hStream)",
-    "cuMemcpy3D_v2($module, pCopy)",
-    "cuMemcpyAsync($module, dst, src, ByteCount, hStream)",
-    "cuMemcpyAtoA($module, dstArray, dstOffset, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoA_v2($module, dstArray, dstOffset, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoD($module, dstDevice, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoD_v2($module, dstDevice, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoH($module, dstHost, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoHAsync($module, dstHost, srcArray, srcOffset, ByteCount, hStream)",
-    "cuMemcpyAtoHAsync_v2($module, dstHost, srcArray, srcOffset, ByteCount, hStream)",
-    "cuMemcpyAtoH_v2($module, dstHost, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyDtoA($module, dstArray, dstOffset, srcDevice, ByteCount)",
-    "cuMemcpyDtoA_v2($module, dstArray, dstOffset, srcDevice, ByteCount)",
-    "cuMemcpyDtoD($module, dstDevice, srcDevice, ByteCount)",
-    "cuMemcpyDtoDAsync($module, dstDevice, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoDAsync_v2($module, dstDevice, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoD_v2($module, dstDevice, srcDevice, ByteCount)",
-    "cuMemcpyDtoH($module, dstHost, srcDevice, ByteCount)",
-    "cuMemcpyDtoHAsync($module, dstHost, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoHAsync_v2($module, dstHost, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoH_v2($module, dstHost, srcDevice, ByteCount)",
-    "cuMemcpyHtoA($module, dstArray, dstOffset, srcHost, ByteCount)",
-    "cuMemcpyHtoAAsync($module, dstArray, dstOffset, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoAAsync_v2($module, dstArray, dstOffset, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoA_v2($module, dstArray, dstOffset, srcHost, ByteCount)",
-    "cuMemcpyHtoD($module, dstDevice, srcHost, ByteCount)",
-    "cuMemcpyHtoDAsync($module, dstDevice, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoDAsync_v2($module, dstDevice, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoD_v2($module, dstDevice, srcHost, ByteCount)",
-    "cuMemcpyPeer($module, dstDevice, dstContext, srcDevice, srcContext, ByteCount)",
-    "cuMemcpyPeerAsync($module, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)",
-    "cuMemsetD16($module, dstDevice, us, N)",
-    "cuMemsetD16Async($module, dstDevice, us, N, hStream)",
-    "cuMemsetD16_v2($module, dstDevice, us, N)",
-    "cuMemsetD2D16($module, dstDevice, dstPitch, us, Width, Height)",
-    "cuMemsetD2D16Async($module, dstDevice, dstPitch, us, Width, Height, hStream)",
-    "cuMemsetD2D16_v2($module, dstDevice, dstPitch, us, Width, Height)",
-    "cuMemsetD2D32($module, dstDevice, dstPitch, ui, Width, Height)",
-    "cuMemsetD2D32Async($module, dstDevice, dstPitch, ui, Width, Height, hStream)",
-    "cuMemsetD2D32_v2($module, dstDevice, dstPitch, ui, Width, Height)",
-    "cuMemsetD2D8($module, dstDevice, dstPitch, uc, Width, Height)",
-    "cuMemsetD2D8Async($module, dstDevice, dstPitch, uc, Width, Height, hStream)",
-    "cuMemsetD2D8_v2($module, dstDevice, dstPitch, uc, Width, Height)",
-    "cuMemsetD32($module, dstDevice, ui, N)",
-    "cuMemsetD32Async($module, dstDevice, ui, N, hStream)",
-    "cuMemsetD32_v2($module, dstDevice, ui, N)",
-    "cuMemsetD8($module, dstDevice, uc, N)",
-    "cuMemsetD8Async($module, dstDevice, uc, N, hStream)",
-    "cuMemsetD8_v2($module, dstDevice, uc, N)",
-    "cuMipmappedArrayCreate($module, pMipmappedArrayDesc, numMipmapLevels)",
-    "cuMipmappedArrayDestroy($module, hMipmappedArray)",
-    "cuMipmappedArrayGetLevel($module, hMipmappedArray, level)",
-    "cuModuleGetFunctionCount($module, mod)",
-    "cuModuleGetLoadingMode($module)",
-    "cuModuleUnload($module, hmod)",
-    "cuMulticastAddDevice($module, mcHandle, dev)",
-    "cuMulticastBindAddr($module, mcHandle, mcOffset, memptr, size, flags)",
-    "cuMulticastBindMem($module, mcHandle, mcOffset, memHandle, memOffset, size, flags)",
-    "cuMulticastGetGranularity($module, prop, option)",
-    "cuMulticastUnbind($module, mcHandle, dev, mcOffset, size)",
-    "cuOccupancyAvailableDynamicSMemPerBlock($module, func, numBlocks, blockSize)",
-    "cuOccupancyMaxActiveBlocksPerMultiprocessor($module, func, blockSize, dynamicSMemSize)",
-    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags($module, func, blockSize, dynamicSMemSize, flags)",
-    "cuOccupancyMaxActiveClusters($module, func, config)",
-    "cuOccupancyMaxPotentialClusterSize($module, func, config)",
-    "cuPointerGetAttributes($module, numAttributes, attributes, data, ptr)",
-    "cuSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream)",
-    "cuStreamAttachMemAsync($module, hStream, dptr, length, flags)",
-    "cuStreamBatchMemOp($module, stream, count, paramArray, flags)",
-    "cuStreamBatchMemOp_v2($module, stream, count, paramArray, flags)",
-    "cuStreamBeginCapture($module, hStream, mode)",
-    "cuStreamBeginCaptureToGraph($module, hStream, hGraph, dependencies, dependencyData, numDependencies, mode)",
-    "cuStreamBeginCapture_v2($module, hStream, mode)",
-    "cuStreamCopyAttributes($module, dst, src)",
-    "cuStreamCreate($module, Flags)",
-    "cuStreamCreateWithPriority($module, flags, priority)",
-    "cuStreamDestroy($module, hStream)",
-    "cuStreamDestroy_v2($module, hStream)",
-    "cuStreamEndCapture($module, hStream)",
-    "cuStreamGetCtx($module, hStream)",
-    "cuStreamGetCtx_v2($module, hStream)",
-    "cuStreamGetFlags($module, hStream)",
-    "cuStreamGetGreenCtx($module, hStream)",
-    "cuStreamGetId($module, hStream)",
-    "cuStreamGetPriority($module, hStream)",
-    "cuStreamIsCapturing($module, hStream)",
-    "cuStreamQuery($module, hStream)",
-    "cuStreamSynchronize($module, hStream)",
-    "cuStreamUpdateCaptureDependencies($module, hStream, dependencies, numDependencies, flags)",
-    "cuStreamUpdateCaptureDependencies_v2($module, hStream, dependencies, dependencyData, numDependencies, flags)",
-    "cuStreamWaitEvent($module, hStream, hEvent, Flags)",
-    "cuStreamWaitValue32($module, stream, addr, value, flags)",
-    "cuStreamWaitValue32_v2($module, stream, addr, value, flags)",
-    "cuStreamWaitValue64($module, stream, addr, value, flags)",
-    "cuStreamWaitValue64_v2($module, stream, addr, value, flags)",
-    "cuStreamWriteValue32($module, stream, addr, value, flags)",
-    "cuStreamWriteValue32_v2($module, stream, addr, value, flags)",
-    "cuStreamWriteValue64($module, stream, addr, value, flags)",
-    "cuStreamWriteValue64_v2($module, stream, addr, value, flags)",
-    "cuSurfObjectDestroy($module, surfObject)",
-    "cuTensorMapReplaceAddress($module, tensorMap, globalAddress)",
-    "cuTexObjectDestroy($module, texObject)",
-    "cuUserObjectRelease($module, object, count)",
-    "cuUserObjectRetain($module, object, count)",
-    "cuWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream)",
+static const cudart_vectorcall cudart_checked_calls[] = {
+    cudart_checked_cuArray3DCreate,
+    cudart_checked_cuArray3DCreate_v2,
+    cudart_checked_cuArrayCreate,
+    cudart_checked_cuArrayCreate_v2,
+    cudart_checked_cuArrayDestroy,
+    cudart_checked_cuArrayGetPlane,
+    cudart_checked_cuCoredumpGetAttribute,
+    cudart_checked_cuCoredumpGetAttributeGlobal,
+    cudart_checked_cuCoredumpSetAttribute,
+    cudart_checked_cuCoredumpSetAttributeGlobal,
+    cudart_checked_cuCtxCreate,
+    cudart_checked_cuCtxCreate_v2,
+    cudart_checked_cuCtxCreate_v3,
+    cudart_checked_cuCtxCreate_v4,
+    cudart_checked_cuCtxDestroy,
+    cudart_checked_cuCtxDestroy_v2,
+    cudart_checked_cuCtxDisablePeerAccess,
+    cudart_checked_cuCtxEnablePeerAccess,
+    cudart_checked_cuCtxFromGreenCtx,
+    cudart_checked_cuCtxGetApiVersion,
+    cudart_checked_cuCtxGetCacheConfig,
+    cudart_checked_cuCtxGetCurrent,
+    cudart_checked_cuCtxGetDevice,
+    cudart_checked_cuCtxGetFlags,
+    cudart_checked_cuCtxGetId,
+    cudart_checked_cuCtxGetLimit,
+    cudart_checked_cuCtxGetStreamPriorityRange,
+    cudart_checked_cuCtxPopCurrent,
+    cudart_checked_cuCtxPopCurrent_v2,
+    cudart_checked_cuCtxPushCurrent,
+    cudart_checked_cuCtxPushCurrent_v2,
+    cudart_checked_cuCtxRecordEvent,
+    cudart_checked_cuCtxResetPersistingL2Cache,
+    cudart_checked_cuCtxSetCacheConfig,
+    cudart_checked_cuCtxSetCurrent,
+    cudart_checked_cuCtxSetFlags,
+    cudart_checked_cuCtxSetLimit,
+    cudart_checked_cuCtxSynchronize,
+    cudart_checked_cuCtxWaitEvent,
+    cudart_checked_cuDestroyExternalMemory,
+    cudart_checked_cuDestroyExternalSemaphore,
+    cudart_checked_cuDevResourceGenerateDesc,
+    cudart_checked_cuDeviceCanAccessPeer,
+    cudart_checked_cuDeviceGet,
+    cudart_checked_cuDeviceGetAttribute,
+    cudart_checked_cuDeviceGetCount,
+    cudart_checked_cuDeviceGetDefaultMemPool,
+    cudart_checked_cuDeviceGetExecAffinitySupport,
+    cudart_checked_cuDeviceGetMemPool,
+    cudart_checked_cuDeviceGetNvSciSyncAttributes,
+    cudart_checked_cuDeviceGetP2PAttribute,
+    cudart_checked_cuDeviceGetTexture1DLinearMaxWidth,
+    cudart_checked_cuDeviceGraphMemTrim,
+    cudart_checked_cuDevicePrimaryCtxGetState,
+    cudart_checked_cuDevicePrimaryCtxRelease,
+    cudart_checked_cuDevicePrimaryCtxRelease_v2,
+    cudart_checked_cuDevicePrimaryCtxReset,
+    cudart_checked_cuDevicePrimaryCtxReset_v2,
+    cudart_checked_cuDevicePrimaryCtxRetain,
+    cudart_checked_cuDevicePrimaryCtxSetFlags,
+    cudart_checked_cuDevicePrimaryCtxSetFlags_v2,
+    cudart_checked_cuDeviceSetMemPool,
+    cudart_checked_cuDeviceTotalMem,
+    cudart_checked_cuDeviceTotalMem_v2,
+    cudart_checked_cuDeviceUnregisterAsyncNotification,
+    cudart_checked_cuDriverGetVersion,
+    cudart_checked_cuEventCreate,
+    cudart_checked_cuEventDestroy,
+    cudart_checked_cuEventDestroy_v2,
+    cudart_checked_cuEventElapsedTime,
+    cudart_checked_cuEventQuery,
+    cudart_checked_cuEventRecord,
+    cudart_checked_cuEventRecordWithFlags,
+    cudart_checked_cuEventSynchronize,
+    cudart_checked_cuExternalMemoryGetMappedBuffer,
+    cudart_checked_cuExternalMemoryGetMappedMipmappedArray,
+    cudart_checked_cuFlushGPUDirectRDMAWrites,
+    cudart_checked_cuFuncGetAttribute,
+    cudart_checked_cuFuncGetModule,
+    cudart_checked_cuFuncGetParamInfo,
+    cudart_checked_cuFuncIsLoaded,
+    cudart_checked_cuFuncLoad,
+    cudart_checked_cuFuncSetAttribute,
+    cudart_checked_cuFuncSetCacheConfig,
+    cudart_checked_cuGetExportTable,
+    cudart_checked_cuGraphAddBatchMemOpNode,
+    cudart_checked_cuGraphAddChildGraphNode,
+    cudart_checked_cuGraphAddDependencies,
+    cudart_checked_cuGraphAddDependencies_v2,
+    cudart_checked_cuGraphAddEmptyNode,
+    cudart_checked_cuGraphAddEventRecordNode,
+    cudart_checked_cuGraphAddEventWaitNode,
+    cudart_checked_cuGraphAddExternalSemaphoresSignalNode,
+    cudart_checked_cuGraphAddExternalSemaphoresWaitNode,
+    cudart_checked_cuGraphAddKernelNode,
+    cudart_checked_cuGraphAddKernelNode_v2,
+    cudart_checked_cuGraphAddMemAllocNode,
+    cudart_checked_cuGraphAddMemFreeNode,
+    cudart_checked_cuGraphAddMemcpyNode,
+    cudart_checked_cuGraphAddMemsetNode,
+    cudart_checked_cuGraphAddNode,
+    cudart_checked_cuGraphAddNode_v2,
+    cudart_checked_cuGraphBatchMemOpNodeSetParams,
+    cudart_checked_cuGraphChildGraphNodeGetGraph,
+    cudart_checked_cuGraphConditionalHandleCreate,
+    cudart_checked_cuGraphCreate,
+    cudart_checked_cuGraphDestroy,
+    cudart_checked_cuGraphDestroyNode,
+    cudart_checked_cuGraphEventRecordNodeGetEvent,
+    cudart_checked_cuGraphEventRecordNodeSetEvent,
+    cudart_checked_cuGraphEventWaitNodeGetEvent,
+    cudart_checked_cuGraphEventWaitNodeSetEvent,
+    cudart_checked_cuGraphExecBatchMemOpNodeSetParams,
+    cudart_checked_cuGraphExecChildGraphNodeSetParams,
+    cudart_checked_cuGraphExecDestroy,
+    cudart_checked_cuGraphExecEventRecordNodeSetEvent,
+    cudart_checked_cuGraphExecEventWaitNodeSetEvent,
+    cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cuGraphExecGetFlags,
+    cudart_checked_cuGraphExecKernelNodeSetParams,
+    cudart_checked_cuGraphExecKernelNodeSetParams_v2,
+    cudart_checked_cuGraphExecMemcpyNodeSetParams,
+    cudart_checked_cuGraphExecMemsetNodeSetParams,
+    cudart_checked_cuGraphExecNodeSetParams,
+    cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cuGraphKernelNodeCopyAttributes,
+    cudart_checked_cuGraphKernelNodeSetParams,
+    cudart_checked_cuGraphKernelNodeSetParams_v2,
+    cudart_checked_cuGraphLaunch,
+    cudart_checked_cuGraphMemFreeNodeGetParams,
+    cudart_checked_cuGraphMemcpyNodeSetParams,
+    cudart_checked_cuGraphMemsetNodeSetParams,
+    cudart_checked_cuGraphNodeFindInClone,
+    cudart_checked_cuGraphNodeGetEnabled,
+    cudart_checked_cuGraphNodeGetType,
+    cudart_checked_cuGraphNodeSetEnabled,
+    cudart_checked_cuGraphNodeSetParams,
+    cudart_checked_cuGraphReleaseUserObject,
+    cudart_checked_cuGraphRemoveDependencies,
+    cudart_checked_cuGraphRemoveDependencies_v2,
+    cudart_checked_cuGraphRetainUserObject,
+    cudart_checked_cuGraphUpload,
+    cudart_checked_cuGraphicsMapResources,
+    cudart_checked_cuGraphicsResourceGetMappedMipmappedArray,
+    cudart_checked_cuGraphicsResourceGetMappedPointer,
+    cudart_checked_cuGraphicsResourceGetMappedPointer_v2,
+    cudart_checked_cuGraphicsResourceSetMapFlags,
+    cudart_checked_cuGraphicsResourceSetMapFlags_v2,
+    cudart_checked_cuGraphicsSubResourceGetMappedArray,
+    cudart_checked_cuGraphicsUnmapResources,
+    cudart_checked_cuGraphicsUnregisterResource,
+    cudart_checked_cuGreenCtxCreate,
+    cudart_checked_cuGreenCtxDestroy,
+    cudart_checked_cuGreenCtxRecordEvent,
+    cudart_checked_cuGreenCtxStreamCreate,
+    cudart_checked_cuGreenCtxWaitEvent,
+    cudart_checked_cuImportExternalMemory,
+    cudart_checked_cuImportExternalSemaphore,
+    cudart_checked_cuInit,
+    cudart_checked_cuIpcCloseMemHandle,
+    cudart_checked_cuKernelGetAttribute,
+    cudart_checked_cuKernelGetFunction,
+    cudart_checked_cuKernelGetLibrary,
+    cudart_checked_cuKernelGetParamInfo,
+    cudart_checked_cuKernelSetAttribute,
+    cudart_checked_cuKernelSetCacheConfig,
+    cudart_checked_cuLibraryGetKernelCount,
+    cudart_checked_cuLibraryGetModule,
+    cudart_checked_cuLibraryUnload,
+    cudart_checked_cuLinkComplete,
+    cudart_checked_cuLinkCreate,
+    cudart_checked_cuLinkCreate_v2,
+    cudart_checked_cuLinkDestroy,
+    cudart_checked_cuMemAddressFree,
+    cudart_checked_cuMemAddressReserve,
+    cudart_checked_cuMemAdvise,
+    cudart_checked_cuMemAlloc,
+    cudart_checked_cuMemAllocAsync,
+    cudart_checked_cuMemAllocFromPoolAsync,
+    cudart_checked_cuMemAllocManaged,
+    cudart_checked_cuMemAllocPitch,
+    cudart_checked_cuMemAllocPitch_v2,
+    cudart_checked_cuMemAlloc_v2,
+    cudart_checked_cuMemExportToShareableHandle,
+    cudart_checked_cuMemFree,
+    cudart_checked_cuMemFreeAsync,
+    cudart_checked_cuMemFreeHost,
+    cudart_checked_cuMemFree_v2,
+    cudart_checked_cuMemGetAccess,
+    cudart_checked_cuMemGetAddressRange,
+    cudart_checked_cuMemGetAddressRange_v2,
+    cudart_checked_cuMemGetAllocationGranularity,
+    cudart_checked_cuMemGetHandleForAddressRange,
+    cudart_checked_cuMemGetInfo,
+    cudart_checked_cuMemGetInfo_v2,
+    cudart_checked_cuMemHostGetDevicePointer,
+    cudart_checked_cuMemHostGetDevicePointer_v2,
+    cudart_checked_cuMemHostGetFlags,
+    cudart_checked_cuMemHostRegister,
+    cudart_checked_cuMemHostRegister_v2,
+    cudart_checked_cuMemHostUnregister,
+    cudart_checked_cuMemMap,
+    cudart_checked_cuMemMapArrayAsync,
+    cudart_checked_cuMemPoolCreate,
+    cudart_checked_cuMemPoolDestroy,
+    cudart_checked_cuMemPoolExportToShareableHandle,
+    cudart_checked_cuMemPoolGetAccess,
+    cudart_checked_cuMemPoolImportFromShareableHandle,
+    cudart_checked_cuMemPoolImportPointer,
+    cudart_checked_cuMemPoolSetAccess,
+    cudart_checked_cuMemPoolTrimTo,
+    cudart_checked_cuMemPrefetchAsync,
+    cudart_checked_cuMemRelease,
+    cudart_checked_cuMemSetAccess,
+    cudart_checked_cuMemUnmap,
+    cudart_checked_cuMemcpy,
+    cudart_checked_cuMemcpy2D,
+    cudart_checked_cuMemcpy2DAsync,
+    cudart_checked_cuMemcpy2DAsync_v2,
+    cudart_checked_cuMemcpy2DUnaligned,
+    cudart_checked_cuMemcpy2DUnaligned_v2,
+    cudart_checked_cuMemcpy2D_v2,
+    cudart_checked_cuMemcpy3D,
+    cudart_checked_cuMemcpy3DAsync,
+    cudart_checked_cuMemcpy3DAsync_v2,
+    cudart_checked_cuMemcpy3DPeer,
+    cudart_checked_cuMemcpy3DPeerAsync,
+    cudart_checked_cuMemcpy3D_v2,
+    cudart_checked_cuMemcpyAsync,
+    cudart_checked_cuMemcpyAtoA,
+    cudart_checked_cuMemcpyAtoA_v2,
+    cudart_checked_cuMemcpyAtoD,
+    cudart_checked_cuMemcpyAtoD_v2,
+    cudart_checked_cuMemcpyAtoH,
+    cudart_checked_cuMemcpyAtoHAsync,
+    cudart_checked_cuMemcpyAtoHAsync_v2,
+    cudart_checked_cuMemcpyAtoH_v2,
+    cudart_checked_cuMemcpyDtoA,
+    cudart_checked_cuMemcpyDtoA_v2,
+    cudart_checked_cuMemcpyDtoD,
+    cudart_checked_cuMemcpyDtoDAsync,
+    cudart_checked_cuMemcpyDtoDAsync_v2,
+    cudart_checked_cuMemcpyDtoD_v2,
+    cudart_checked_cuMemcpyDtoH,
+    cudart_checked_cuMemcpyDtoHAsync,
+    cudart_checked_cuMemcpyDtoHAsync_v2,
+    cudart_checked_cuMemcpyDtoH_v2,
+    cudart_checked_cuMemcpyHtoA,
+    cudart_checked_cuMemcpyHtoAAsync,
+    cudart_checked_cuMemcpyHtoAAsync_v2,
+    cudart_checked_cuMemcpyHtoA_v2,
+    cudart_checked_cuMemcpyHtoD,
+    cudart_checked_cuMemcpyHtoDAsync,
+    cudart_checked_cuMemcpyHtoDAsync_v2,
+    cudart_checked_cuMemcpyHtoD_v2,
+    cudart_checked_cuMemcpyPeer,
+    cudart_checked_cuMemcpyPeerAsync,
+    cudart_checked_cuMemsetD16,
+    cudart_checked_cuMemsetD16Async,
+    cudart_checked_cuMemsetD16_v2,
+    cudart_checked_cuMemsetD2D16,
+    cudart_checked_cuMemsetD2D16Async,
+    cudart_checked_cuMemsetD2D16_v2,
+    cudart_checked_cuMemsetD2D32,
+    cudart_checked_cuMemsetD2D32Async,
+    cudart_checked_cuMemsetD2D32_v2,
+    cudart_checked_cuMemsetD2D8,
+    cudart_checked_cuMemsetD2D8Async,
+    cudart_checked_cuMemsetD2D8_v2,
+    cudart_checked_cuMemsetD32,
+    cudart_checked_cuMemsetD32Async,
+    cudart_checked_cuMemsetD32_v2,
+    cudart_checked_cuMemsetD8,
+    cudart_checked_cuMemsetD8Async,
+    cudart_checked_cuMemsetD8_v2,
+    cudart_checked_cuMipmappedArrayCreate,
+    cudart_checked_cuMipmappedArrayDestroy,
+    cudart_checked_cuMipmappedArrayGetLevel,
+    cudart_checked_cuModuleGetFunctionCount,
+    cudart_checked_cuModuleGetLoadingMode,
+    cudart_checked_cuModuleUnload,
+    cudart_checked_cuMulticastAddDevice,
+    cudart_checked_cuMulticastBindAddr,
+    cudart_checked_cuMulticastBindMem,
+    cudart_checked_cuMulticastGetGranularity,
+    cudart_checked_cuMulticastUnbind,
+    cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock,
+    cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    cudart_checked_cuOccupancyMaxActiveClusters,
+    cudart_checked_cuOccupancyMaxPotentialClusterSize,
+    cudart_checked_cuPointerGetAttributes,
+    cudart_checked_cuSignalExternalSemaphoresAsync,
+    cudart_checked_cuStreamAttachMemAsync,
+    cudart_checked_cuStreamBatchMemOp,
+    cudart_checked_cuStreamBatchMemOp_v2,
+    cudart_checked_cuStreamBeginCapture,
+    cudart_checked_cuStreamBeginCaptureToGraph,
+    cudart_checked_cuStreamBeginCapture_v2,
+    cudart_checked_cuStreamCopyAttributes,
+    cudart_checked_cuStreamCreate,
+    cudart_checked_cuStreamCreateWithPriority,
+    cudart_checked_cuStreamDestroy,
+    cudart_checked_cuStreamDestroy_v2,
+    cudart_checked_cuStreamEndCapture,
+    cudart_checked_cuStreamGetCtx,
+    cudart_checked_cuStreamGetCtx_v2,
+    cudart_checked_cuStreamGetFlags,
+    cudart_checked_cuStreamGetGreenCtx,
+    cudart_checked_cuStreamGetId,
+    cudart_checked_cuStreamGetPriority,
+    cudart_checked_cuStreamIsCapturing,
+    cudart_checked_cuStreamQuery,
+    cudart_checked_cuStreamSynchronize,
+    cudart_checked_cuStreamUpdateCaptureDependencies,
+    cudart_checked_cuStreamUpdateCaptureDependencies_v2,
+    cudart_checked_cuStreamWaitEvent,
+    cudart_checked_cuStreamWaitValue32,
+    cudart_checked_cuStreamWaitValue32_v2,
+    cudart_checked_cuStreamWaitValue64,
+    cudart_checked_cuStreamWaitValue64_v2,
+    cudart_checked_cuStreamWriteValue32,
+    cudart_checked_cuStreamWriteValue32_v2,
+    cudart_checked_cuStreamWriteValue64,
+    cudart_checked_cuStreamWriteValue64_v2,
+    cudart_checked_cuSurfObjectDestroy,
+    cudart_checked_cuTensorMapReplaceAddress,
+    cudart_checked_cuTexObjectDestroy,
+    cudart_checked_cuUserObjectRelease,
+    cudart_checked_cuUserObjectRetain,
+    cudart_checked_cuWaitExternalSemaphoresAsync,
     NULL,
 };
 
@@ -50237,10 +50570,12 @@ static PyObject **const cudart_checked_references[] = {
 
 /* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
  * functions standing for those of `reference` (name -> the Python checked function),
- * with `helpers` (cudart._checked) and the checked module's namespace (its _error, _lib
- * and __name__). */
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
 static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("checked", nargs, 3) < 0)
         return NULL;
     PyObject *reference = args[0], *namespace = args[2];
@@ -50251,8 +50586,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
     if (cudart_checked_helpers(args[1], namespace) < 0)
         return NULL;
     PyObject *raw = PyDict_GetItemString(namespace, "_lib");
-    PyObject *module_name = PyDict_GetItemString(namespace, "__name__");
-    if (!module_name
+    if (0
         || cudart_checked_class(raw, "CUarray", &cudart_handle_CUarray) < 0
         || cudart_checked_class(raw, "CUasyncCallbackHandle", &cudart_handle_CUasyncCallbackHandle) < 0
         || cudart_checked_class(raw, "CUcontext", &cudart_handle_CUcontext) < 0
@@ -50295,11 +50629,8 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUmulticastGranularity_flags_enum", &cudart_enum_CUmulticastGranularity_flags_enum) < 0
         || cudart_checked_class(raw, "CUstreamCaptureMode_enum", &cudart_enum_CUstreamCaptureMode_enum) < 0
         || cudart_checked_class(raw, "CUstreamCaptureStatus_enum", &cudart_enum_CUstreamCaptureStatus_enum) < 0
-    ) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
+    )
         return NULL;
-    }
     cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
     /* The calls after which a host callback's failure is reported: name -> per stream. */
     PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
@@ -50308,22 +50639,15 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         Py_CLEAR(reporting);
     }
     PyObject *out = reporting ? PyDict_New() : NULL;
-    for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
-        PyMethodDef *def = &cudart_checked_defs[i];
-        PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
+    for (Py_ssize_t i = 0; out && cudart_checked_names[i]; i++) {
+        PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        const char *doc = cudart_checked_doc(cudart_checked_signatures[i], ref);
-        if (!doc) {
-            Py_CLEAR(out);
-            break;
-        }
-        def->ml_doc = doc;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = PyCFunction_NewEx(def, self, module_name);
-        if (!fn || PyDict_SetItemString(out, def->ml_name, fn) < 0)
+        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }

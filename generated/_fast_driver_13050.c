@@ -33169,9 +33169,10 @@ static char cudart_checked_reports[386];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
-static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33221,9 +33222,10 @@ reference:
 
 static PyObject *cudart_reference_cuArray3DCreate_v2;
 
-static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33273,9 +33275,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayCreate;
 
-static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33325,9 +33328,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayCreate_v2;
 
-static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33377,9 +33381,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayDestroy;
 
-static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33432,9 +33437,10 @@ reference:
 
 static PyObject *cudart_reference_cuArrayGetPlane;
 
-static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33491,9 +33497,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointOperationComplete;
 
-static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33540,9 +33547,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointProcessCheckpoint;
 
-static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33596,9 +33604,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointProcessGetRestoreThreadId;
 
-static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33648,9 +33657,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointProcessGetState;
 
-static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33700,9 +33710,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointProcessLock;
 
-static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33756,9 +33767,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointProcessRestore;
 
-static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33812,9 +33824,10 @@ reference:
 
 static PyObject *cudart_reference_cuCheckpointProcessUnlock;
 
-static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -33868,9 +33881,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpDeregisterCompleteCallback;
 
-static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33917,9 +33931,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpDeregisterStartCallback;
 
-static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -33966,9 +33981,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpGetAttribute;
 
-static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -34029,9 +34045,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
 
-static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -34092,9 +34109,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpSetAttribute;
 
-static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -34155,9 +34173,10 @@ reference:
 
 static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
 
-static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -34218,9 +34237,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxCreate;
 
-static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -34284,9 +34304,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxCreate_v4;
 
-static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -34350,9 +34371,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxDestroy;
 
-static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34405,9 +34427,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxDestroy_v2;
 
-static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34460,9 +34483,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxDisablePeerAccess;
 
-static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34509,9 +34533,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxEnablePeerAccess;
 
-static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -34565,9 +34590,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxFromGreenCtx;
 
-static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34617,9 +34643,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetApiVersion;
 
-static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34669,9 +34696,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetCacheConfig;
 
-static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -34714,9 +34742,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetCurrent;
 
-static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -34757,9 +34786,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetDevice;
 
-static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -34800,9 +34830,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetDevice_v2;
 
-static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34852,9 +34883,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetFlags;
 
-static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -34897,9 +34929,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetId;
 
-static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -34949,9 +34982,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetLimit;
 
-static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35001,9 +35035,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxGetStreamPriorityRange;
 
-static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -35055,9 +35090,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPopCurrent;
 
-static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -35100,9 +35136,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPopCurrent_v2;
 
-static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -35145,9 +35182,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPushCurrent;
 
-static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35194,9 +35232,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxPushCurrent_v2;
 
-static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35243,9 +35282,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxRecordEvent;
 
-static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35299,9 +35339,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxResetPersistingL2Cache;
 
-static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -35341,9 +35382,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetCacheConfig;
 
-static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35390,9 +35432,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetCurrent;
 
-static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35439,9 +35482,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetFlags;
 
-static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35488,9 +35532,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSetLimit;
 
-static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35544,9 +35589,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSynchronize;
 
-static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -35586,9 +35632,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxSynchronize_v2;
 
-static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35635,9 +35682,10 @@ reference:
 
 static PyObject *cudart_reference_cuCtxWaitEvent;
 
-static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35691,9 +35739,10 @@ reference:
 
 static PyObject *cudart_reference_cuDestroyExternalMemory;
 
-static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35746,9 +35795,10 @@ reference:
 
 static PyObject *cudart_reference_cuDestroyExternalSemaphore;
 
-static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35801,9 +35851,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevResourceGenerateDesc;
 
-static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35860,9 +35911,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceCanAccessPeer;
 
-static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -35919,9 +35971,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGet;
 
-static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -35971,9 +36024,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetAttribute;
 
-static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36030,9 +36084,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetCliqueCount;
 
-static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36082,9 +36137,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetCount;
 
-static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -36127,9 +36183,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetDefaultMemPool;
 
-static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36179,9 +36236,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetExecAffinitySupport;
 
-static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36238,9 +36296,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetMemPool;
 
-static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36290,9 +36349,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetNvSciSyncAttributes;
 
-static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -36353,9 +36413,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetP2PAttribute;
 
-static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -36419,9 +36480,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGetTexture1DLinearMaxWidth;
 
-static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -36485,9 +36547,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceGraphMemTrim;
 
-static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36534,9 +36597,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxGetState;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36595,9 +36659,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxRelease;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36644,9 +36709,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxRelease_v2;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36693,9 +36759,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxReset;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36742,9 +36809,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxReset_v2;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36791,9 +36859,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxRetain;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -36843,9 +36912,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36899,9 +36969,10 @@ reference:
 
 static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags_v2;
 
-static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -36955,9 +37026,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceSetMemPool;
 
-static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37011,9 +37083,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceTotalMem;
 
-static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37063,9 +37136,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceTotalMem_v2;
 
-static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37115,9 +37189,10 @@ reference:
 
 static PyObject *cudart_reference_cuDeviceUnregisterAsyncNotification;
 
-static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37177,9 +37252,10 @@ reference:
 
 static PyObject *cudart_reference_cuDriverGetVersion;
 
-static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -37220,9 +37296,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventCreate;
 
-static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37272,9 +37349,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventDestroy;
 
-static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37327,9 +37405,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventDestroy_v2;
 
-static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37382,9 +37461,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventElapsedTime;
 
-static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37441,9 +37521,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventElapsedTime_v2;
 
-static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37500,9 +37581,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventQuery;
 
-static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37549,9 +37631,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventRecord;
 
-static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37605,9 +37688,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventRecordWithFlags;
 
-static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -37668,9 +37752,10 @@ reference:
 
 static PyObject *cudart_reference_cuEventSynchronize;
 
-static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -37717,9 +37802,10 @@ reference:
 
 static PyObject *cudart_reference_cuExternalMemoryGetMappedBuffer;
 
-static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37776,9 +37862,10 @@ reference:
 
 static PyObject *cudart_reference_cuExternalMemoryGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37835,9 +37922,10 @@ reference:
 
 static PyObject *cudart_reference_cuFabricCpyBatchAsync;
 
-static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -37905,9 +37993,10 @@ reference:
 
 static PyObject *cudart_reference_cuFlushGPUDirectRDMAWrites;
 
-static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -37961,9 +38050,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetAttribute;
 
-static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -38020,9 +38110,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetModule;
 
-static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38072,9 +38163,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetParamCount;
 
-static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38124,9 +38216,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncGetParamInfo;
 
-static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -38192,9 +38285,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncIsLoaded;
 
-static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38244,9 +38338,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncLoad;
 
-static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38293,9 +38388,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncSetAttribute;
 
-static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -38356,9 +38452,10 @@ reference:
 
 static PyObject *cudart_reference_cuFuncSetCacheConfig;
 
-static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -38412,9 +38509,10 @@ reference:
 
 static PyObject *cudart_reference_cuGetExportTable;
 
-static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -38464,9 +38562,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddBatchMemOpNode;
 
-static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -38537,9 +38636,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddChildGraphNode;
 
-static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -38610,9 +38710,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddDependencies;
 
-static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -38687,9 +38788,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddDependencies_v2;
 
-static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -38764,9 +38866,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddEmptyNode;
 
-static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -38830,9 +38933,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddEventRecordNode;
 
-static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -38903,9 +39007,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddEventWaitNode;
 
-static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -38976,9 +39081,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddExternalSemaphoresSignalNode;
 
-static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39049,9 +39155,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddExternalSemaphoresWaitNode;
 
-static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39122,9 +39229,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddKernelNode;
 
-static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39195,9 +39303,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddKernelNode_v2;
 
-static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39268,9 +39377,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemAllocNode;
 
-static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39341,9 +39451,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemFreeNode;
 
-static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39414,9 +39525,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemcpyNode;
 
-static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -39494,9 +39606,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddMemsetNode;
 
-static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -39574,9 +39687,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddNode;
 
-static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -39654,9 +39768,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddNode_v2;
 
-static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -39734,9 +39849,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphAddNode_v3;
 
-static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -39814,9 +39930,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphBatchMemOpNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -39870,9 +39987,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphChildGraphNodeGetGraph;
 
-static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -39922,9 +40040,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphConditionalHandleCreate;
 
-static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -39995,9 +40114,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphCreate;
 
-static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40047,9 +40167,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphDestroy;
 
-static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40104,9 +40225,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphDestroyNode;
 
-static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40159,9 +40281,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventRecordNodeGetEvent;
 
-static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40211,9 +40334,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -40267,9 +40391,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventWaitNodeGetEvent;
 
-static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40319,9 +40444,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -40375,9 +40501,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecBatchMemOpNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40438,9 +40565,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecChildGraphNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40501,9 +40629,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecDestroy;
 
-static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40558,9 +40687,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecEventRecordNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40621,9 +40751,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecEventWaitNodeSetEvent;
 
-static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40684,9 +40815,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40747,9 +40879,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40810,9 +40943,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecGetFlags;
 
-static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40862,9 +40996,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecGetId;
 
-static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -40914,9 +41049,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -40977,9 +41113,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams_v2;
 
-static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -41040,9 +41177,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -41110,9 +41248,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -41180,9 +41319,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExecNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -41243,9 +41383,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41299,9 +41440,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41355,9 +41497,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphGetId;
 
-static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41407,9 +41550,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphKernelNodeCopyAttributes;
 
-static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41463,9 +41607,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphKernelNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41519,9 +41664,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphKernelNodeSetParams_v2;
 
-static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41575,9 +41721,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphLaunch;
 
-static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41631,9 +41778,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphMemFreeNodeGetParams;
 
-static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41683,9 +41831,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphMemcpyNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41739,9 +41888,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphMemsetNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41795,9 +41945,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeFindInClone;
 
-static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41854,9 +42005,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetContainingGraph;
 
-static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -41906,9 +42058,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetEnabled;
 
-static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -41965,9 +42118,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetLocalId;
 
-static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42017,9 +42171,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetToolsId;
 
-static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42069,9 +42224,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeGetType;
 
-static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42121,9 +42277,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeSetEnabled;
 
-static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -42184,9 +42341,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeSetParams;
 
-static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42240,9 +42398,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphNodeSetParams_v2;
 
-static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42296,9 +42455,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphReleaseUserObject;
 
-static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -42359,9 +42519,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphRemoveDependencies;
 
-static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -42436,9 +42597,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphRemoveDependencies_v2;
 
-static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -42513,9 +42675,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphRetainUserObject;
 
-static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -42583,9 +42746,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphUpload;
 
-static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42639,9 +42803,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsMapResources;
 
-static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -42702,9 +42867,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceGetMappedMipmappedArray;
 
-static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42754,9 +42920,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer;
 
-static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42815,9 +42982,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer_v2;
 
-static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -42876,9 +43044,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags;
 
-static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42932,9 +43101,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags_v2;
 
-static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -42988,9 +43158,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsSubResourceGetMappedArray;
 
-static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43054,9 +43225,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsUnmapResources;
 
-static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43117,9 +43289,10 @@ reference:
 
 static PyObject *cudart_reference_cuGraphicsUnregisterResource;
 
-static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43172,9 +43345,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxCreate;
 
-static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43238,9 +43412,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxDestroy;
 
-static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43293,9 +43468,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxGetId;
 
-static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43345,9 +43521,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxRecordEvent;
 
-static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -43401,9 +43578,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxStreamCreate;
 
-static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43467,9 +43645,10 @@ reference:
 
 static PyObject *cudart_reference_cuGreenCtxWaitEvent;
 
-static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -43523,9 +43702,10 @@ reference:
 
 static PyObject *cudart_reference_cuImportExternalMemory;
 
-static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43575,9 +43755,10 @@ reference:
 
 static PyObject *cudart_reference_cuImportExternalSemaphore;
 
-static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43627,9 +43808,10 @@ reference:
 
 static PyObject *cudart_reference_cuInit;
 
-static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43676,9 +43858,10 @@ reference:
 
 static PyObject *cudart_reference_cuIpcCloseMemHandle;
 
-static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43725,9 +43908,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetAttribute;
 
-static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -43791,9 +43975,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetFunction;
 
-static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43843,9 +44028,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetLibrary;
 
-static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43895,9 +44081,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetParamCount;
 
-static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -43947,9 +44134,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelGetParamInfo;
 
-static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -44015,9 +44203,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelSetAttribute;
 
-static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -44085,9 +44274,10 @@ reference:
 
 static PyObject *cudart_reference_cuKernelSetCacheConfig;
 
-static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44148,9 +44338,10 @@ reference:
 
 static PyObject *cudart_reference_cuLibraryGetKernelCount;
 
-static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -44200,9 +44391,10 @@ reference:
 
 static PyObject *cudart_reference_cuLibraryGetModule;
 
-static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -44252,9 +44444,10 @@ reference:
 
 static PyObject *cudart_reference_cuLibraryUnload;
 
-static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -44307,9 +44500,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkComplete;
 
-static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -44368,9 +44562,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkCreate;
 
-static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44434,9 +44629,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkCreate_v2;
 
-static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44500,9 +44696,10 @@ reference:
 
 static PyObject *cudart_reference_cuLinkDestroy;
 
-static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -44555,9 +44752,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointAddDevice;
 
-static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -44611,9 +44809,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointBindAddr;
 
-static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -44695,9 +44894,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointBindMem;
 
-static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -44786,9 +44986,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointCreate;
 
-static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -44842,9 +45043,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointDestroy;
 
-static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -44891,9 +45093,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointExport;
 
-static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -44954,9 +45157,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointGetLimits;
 
-static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45015,9 +45219,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointIdRelease;
 
-static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45071,9 +45276,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointIdReserve;
 
-static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45123,9 +45329,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointImport;
 
-static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45186,9 +45393,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointQuery;
 
-static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45245,9 +45453,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogicalEndpointUnbind;
 
-static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -45315,9 +45524,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogsCurrent;
 
-static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45367,9 +45577,10 @@ reference:
 
 static PyObject *cudart_reference_cuLogsUnregisterCallback;
 
-static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45422,9 +45633,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAddressFree;
 
-static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45478,9 +45690,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAddressReserve;
 
-static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -45551,9 +45764,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAlloc;
 
-static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45603,9 +45817,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocAsync;
 
-static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45662,9 +45877,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocFromPoolAsync;
 
-static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45728,9 +45944,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocManaged;
 
-static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -45787,9 +46004,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocPitch;
 
-static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45862,9 +46080,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAllocPitch_v2;
 
-static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -45937,9 +46156,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemAlloc_v2;
 
-static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -45989,9 +46209,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemBatchDecompressAsync;
 
-static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46062,9 +46283,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemDiscardAndPrefetchBatchAsync;
 
-static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -46160,9 +46382,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemDiscardBatchAsync;
 
-static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -46237,9 +46460,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemExportToShareableHandle;
 
-static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -46307,9 +46531,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFree;
 
-static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -46356,9 +46581,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFreeAsync;
 
-static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46412,9 +46638,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFreeHost;
 
-static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -46461,9 +46688,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemFree_v2;
 
-static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -46510,9 +46738,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAccess;
 
-static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46569,9 +46798,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAddressRange;
 
-static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -46630,9 +46860,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAddressRange_v2;
 
-static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -46691,9 +46922,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetAllocationGranularity;
 
-static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46750,9 +46982,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetDefaultMemPool;
 
-static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -46809,9 +47042,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetHandleForAddressRange;
 
-static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -46886,9 +47120,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetInfo;
 
-static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -46940,9 +47175,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetInfo_v2;
 
-static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -46994,9 +47230,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemGetMemPool;
 
-static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47053,9 +47290,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostGetDevicePointer;
 
-static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47112,9 +47350,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostGetDevicePointer_v2;
 
-static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47171,9 +47410,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostGetFlags;
 
-static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47223,9 +47463,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostRegister;
 
-static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -47286,9 +47527,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostRegister_v2;
 
-static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -47349,9 +47591,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemHostUnregister;
 
-static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47398,9 +47641,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemMap;
 
-static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -47475,9 +47719,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemMapArrayAsync;
 
-static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -47538,9 +47783,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolCreate;
 
-static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47590,9 +47836,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolDestroy;
 
-static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -47645,9 +47892,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolExportToShareableHandle;
 
-static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -47715,9 +47963,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolGetAccess;
 
-static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47774,9 +48023,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolImportFromShareableHandle;
 
-static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -47840,9 +48090,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolImportPointer;
 
-static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -47899,9 +48150,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolSetAccess;
 
-static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -47962,9 +48214,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPoolTrimTo;
 
-static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48018,9 +48271,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemPrefetchBatchAsync;
 
-static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -48116,9 +48370,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemRelease;
 
-static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48165,9 +48420,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemSetAccess;
 
-static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48235,9 +48491,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemSetMemPool;
 
-static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -48298,9 +48555,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemUnmap;
 
-static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48354,9 +48612,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy;
 
-static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -48417,9 +48676,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2D;
 
-static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48466,9 +48726,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DAsync;
 
-static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48522,9 +48783,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48578,9 +48840,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DUnaligned;
 
-static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48627,9 +48890,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2DUnaligned_v2;
 
-static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48676,9 +48940,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy2D_v2;
 
-static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48725,9 +48990,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3D;
 
-static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -48774,9 +49040,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DAsync;
 
-static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48830,9 +49097,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -48886,9 +49154,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DBatchAsync;
 
-static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -48956,9 +49225,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DBatchAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49026,9 +49296,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DPeer;
 
-static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -49075,9 +49346,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DPeerAsync;
 
-static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -49131,9 +49403,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3DWithAttributesAsync;
 
-static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -49194,9 +49467,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpy3D_v2;
 
-static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -49243,9 +49517,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAsync;
 
-static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49313,9 +49588,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoA;
 
-static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -49390,9 +49666,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoA_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -49467,9 +49744,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoD;
 
-static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49537,9 +49815,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoD_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49607,9 +49886,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoH;
 
-static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49677,9 +49957,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoHAsync;
 
-static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -49754,9 +50035,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoHAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -49831,9 +50113,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyAtoH_v2;
 
-static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -49901,9 +50184,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyBatchAsync;
 
-static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -49999,9 +50283,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyBatchAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 8 || nargs > 8)
         goto reference;
     {
@@ -50097,9 +50382,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoA;
 
-static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50167,9 +50453,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoA_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50237,9 +50524,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoD;
 
-static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -50300,9 +50588,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoDAsync;
 
-static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50370,9 +50659,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoDAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50440,9 +50730,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoD_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -50503,9 +50794,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoH;
 
-static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -50566,9 +50858,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoHAsync;
 
-static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50636,9 +50929,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoHAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50706,9 +51000,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyDtoH_v2;
 
-static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -50769,9 +51064,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoA;
 
-static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -50839,9 +51135,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoAAsync;
 
-static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -50916,9 +51213,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoAAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -50993,9 +51291,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoA_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -51063,9 +51362,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoD;
 
-static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -51126,9 +51426,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoDAsync;
 
-static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -51196,9 +51497,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoDAsync_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -51266,9 +51568,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyHtoD_v2;
 
-static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -51329,9 +51632,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyPeer;
 
-static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -51406,9 +51710,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyPeerAsync;
 
-static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -51490,9 +51795,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemcpyWithAttributesAsync;
 
-static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -51567,9 +51873,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD16;
 
-static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -51630,9 +51937,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD16Async;
 
-static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -51700,9 +52008,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD16_v2;
 
-static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -51763,9 +52072,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D16;
 
-static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -51840,9 +52150,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D16Async;
 
-static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -51924,9 +52235,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D16_v2;
 
-static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -52001,9 +52313,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D32;
 
-static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -52078,9 +52391,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D32Async;
 
-static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -52162,9 +52476,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D32_v2;
 
-static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -52239,9 +52554,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D8;
 
-static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -52316,9 +52632,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D8Async;
 
-static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -52400,9 +52717,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD2D8_v2;
 
-static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -52477,9 +52795,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD32;
 
-static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -52540,9 +52859,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD32Async;
 
-static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -52610,9 +52930,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD32_v2;
 
-static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -52673,9 +52994,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD8;
 
-static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -52736,9 +53058,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD8Async;
 
-static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -52806,9 +53129,10 @@ reference:
 
 static PyObject *cudart_reference_cuMemsetD8_v2;
 
-static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -52869,9 +53193,10 @@ reference:
 
 static PyObject *cudart_reference_cuMipmappedArrayCreate;
 
-static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -52928,9 +53253,10 @@ reference:
 
 static PyObject *cudart_reference_cuMipmappedArrayDestroy;
 
-static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -52983,9 +53309,10 @@ reference:
 
 static PyObject *cudart_reference_cuMipmappedArrayGetLevel;
 
-static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -53042,9 +53369,10 @@ reference:
 
 static PyObject *cudart_reference_cuModuleGetFunctionCount;
 
-static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -53094,9 +53422,10 @@ reference:
 
 static PyObject *cudart_reference_cuModuleGetLoadingMode;
 
-static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 0 || nargs > 0)
         goto reference;
     {
@@ -53139,9 +53468,10 @@ reference:
 
 static PyObject *cudart_reference_cuModuleUnload;
 
-static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -53194,9 +53524,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastAddDevice;
 
-static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -53250,9 +53581,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastBindAddr;
 
-static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -53327,9 +53659,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastBindAddr_v2;
 
-static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -53411,9 +53744,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastBindMem;
 
-static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -53495,9 +53829,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastBindMem_v2;
 
-static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 7 || nargs > 7)
         goto reference;
     {
@@ -53586,9 +53921,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastGetGranularity;
 
-static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -53645,9 +53981,10 @@ reference:
 
 static PyObject *cudart_reference_cuMulticastUnbind;
 
-static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -53715,9 +54052,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock;
 
-static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -53781,9 +54119,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
-static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -53847,9 +54186,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
 
-static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -53920,9 +54260,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxActiveClusters;
 
-static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -53979,9 +54320,10 @@ reference:
 
 static PyObject *cudart_reference_cuOccupancyMaxPotentialClusterSize;
 
-static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -54038,9 +54380,10 @@ reference:
 
 static PyObject *cudart_reference_cuPointerGetAttributes;
 
-static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -54108,9 +54451,10 @@ reference:
 
 static PyObject *cudart_reference_cuSignalExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -54178,9 +54522,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamAttachMemAsync;
 
-static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -54248,9 +54593,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBatchMemOp;
 
-static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -54318,9 +54664,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBatchMemOp_v2;
 
-static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -54388,9 +54735,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCapture;
 
-static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -54444,9 +54792,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCaptureToCig;
 
-static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -54500,9 +54849,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCaptureToGraph;
 
-static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 6 || nargs > 6)
         goto reference;
     {
@@ -54584,9 +54934,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamBeginCapture_v2;
 
-static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -54640,9 +54991,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamCopyAttributes;
 
-static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -54696,9 +55048,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamCreate;
 
-static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -54748,9 +55101,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamCreateWithPriority;
 
-static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -54807,9 +55161,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamDestroy;
 
-static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -54862,9 +55217,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamDestroy_v2;
 
-static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -54917,9 +55273,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamEndCapture;
 
-static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -54969,9 +55326,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamEndCaptureToCig;
 
-static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55018,9 +55376,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetCtx;
 
-static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55070,9 +55429,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetCtx_v2;
 
-static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55131,9 +55491,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetDevice;
 
-static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55183,9 +55544,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetFlags;
 
-static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55235,9 +55597,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetGreenCtx;
 
-static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55287,9 +55650,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetId;
 
-static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55339,9 +55703,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamGetPriority;
 
-static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55391,9 +55756,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamIsCapturing;
 
-static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55443,9 +55809,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamQuery;
 
-static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55492,9 +55859,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamSynchronize;
 
-static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -55541,9 +55909,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies;
 
-static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -55618,9 +55987,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies_v2;
 
-static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 5 || nargs > 5)
         goto reference;
     {
@@ -55695,9 +56065,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitEvent;
 
-static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 3 || nargs > 3)
         goto reference;
     {
@@ -55758,9 +56129,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue32;
 
-static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -55828,9 +56200,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue32_v2;
 
-static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -55898,9 +56271,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue64;
 
-static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -55968,9 +56342,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWaitValue64_v2;
 
-static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -56038,9 +56413,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue32;
 
-static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -56108,9 +56484,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue32_v2;
 
-static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -56178,9 +56555,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue64;
 
-static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -56248,9 +56626,10 @@ reference:
 
 static PyObject *cudart_reference_cuStreamWriteValue64_v2;
 
-static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -56318,9 +56697,10 @@ reference:
 
 static PyObject *cudart_reference_cuSurfObjectDestroy;
 
-static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -56367,9 +56747,10 @@ reference:
 
 static PyObject *cudart_reference_cuTensorMapReplaceAddress;
 
-static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -56423,9 +56804,10 @@ reference:
 
 static PyObject *cudart_reference_cuTensorMapSetAllocationClass;
 
-static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -56482,9 +56864,10 @@ reference:
 
 static PyObject *cudart_reference_cuTexObjectDestroy;
 
-static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 1 || nargs > 1)
         goto reference;
     {
@@ -56531,9 +56914,10 @@ reference:
 
 static PyObject *cudart_reference_cuUserObjectRelease;
 
-static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -56587,9 +56971,10 @@ reference:
 
 static PyObject *cudart_reference_cuUserObjectRetain;
 
-static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 2 || nargs > 2)
         goto reference;
     {
@@ -56643,9 +57028,10 @@ reference:
 
 static PyObject *cudart_reference_cuWaitExternalSemaphoresAsync;
 
-static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
     if (kwnames || nargs < 4 || nargs > 4)
         goto reference;
     {
@@ -56711,783 +57097,783 @@ reference:
     return cudart_c_fallback(cudart_reference_cuWaitExternalSemaphoresAsync, args, nargs, kwnames);
 }
 
-static PyMethodDef cudart_checked_defs[] = {
-    {"cuArray3DCreate", (PyCFunction)(void (*)(void))cudart_checked_cuArray3DCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArray3DCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuArray3DCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayCreate", (PyCFunction)(void (*)(void))cudart_checked_cuArrayCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuArrayCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuArrayDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuArrayGetPlane", (PyCFunction)(void (*)(void))cudart_checked_cuArrayGetPlane, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointOperationComplete", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointOperationComplete, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointProcessCheckpoint", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessCheckpoint, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointProcessGetRestoreThreadId", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessGetRestoreThreadId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointProcessGetState", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessGetState, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointProcessLock", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessLock, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointProcessRestore", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessRestore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCheckpointProcessUnlock", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessUnlock, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpDeregisterCompleteCallback", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpDeregisterCompleteCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpDeregisterStartCallback", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpDeregisterStartCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpGetAttributeGlobal", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpGetAttributeGlobal, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCoredumpSetAttributeGlobal", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpSetAttributeGlobal, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxCreate_v4", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate_v4, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxDisablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDisablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxEnablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cuCtxEnablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxFromGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuCtxFromGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetApiVersion", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetApiVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetDevice_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetDevice_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxGetStreamPriorityRange", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetStreamPriorityRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPopCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPopCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPopCurrent_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPopCurrent_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPushCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPushCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxPushCurrent_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPushCurrent_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxResetPersistingL2Cache", (PyCFunction)(void (*)(void))cudart_checked_cuCtxResetPersistingL2Cache, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxSynchronize_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSynchronize_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDestroyExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevResourceGenerateDesc", (PyCFunction)(void (*)(void))cudart_checked_cuDevResourceGenerateDesc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGet", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGet, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetCliqueCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCliqueCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetExecAffinitySupport", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetExecAffinitySupport, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetNvSciSyncAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetNvSciSyncAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetP2PAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetP2PAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGetTexture1DLinearMaxWidth", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetTexture1DLinearMaxWidth, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceGraphMemTrim", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGraphMemTrim, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxGetState", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxGetState, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxRelease", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxRelease_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRelease_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxReset", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxReset, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxReset_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxReset_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxRetain", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxSetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxSetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDevicePrimaryCtxSetFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxSetFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceTotalMem", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceTotalMem, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceTotalMem_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceTotalMem_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDeviceUnregisterAsyncNotification", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceUnregisterAsyncNotification, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuDriverGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cuDriverGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventCreate", (PyCFunction)(void (*)(void))cudart_checked_cuEventCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuEventDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuEventDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cuEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventElapsedTime_v2", (PyCFunction)(void (*)(void))cudart_checked_cuEventElapsedTime_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cuEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFabricCpyBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuFabricCpyBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cuFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetModule", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetModule, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetParamCount", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetParamCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncGetParamInfo", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetParamInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncIsLoaded", (PyCFunction)(void (*)(void))cudart_checked_cuFuncIsLoaded, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncLoad", (PyCFunction)(void (*)(void))cudart_checked_cuFuncLoad, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuFuncSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuFuncSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGetExportTable", (PyCFunction)(void (*)(void))cudart_checked_cuGetExportTable, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddBatchMemOpNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddBatchMemOpNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddChildGraphNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddChildGraphNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddEmptyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEmptyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddEventRecordNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEventRecordNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddEventWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEventWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddExternalSemaphoresSignalNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddExternalSemaphoresSignalNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddExternalSemaphoresWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddExternalSemaphoresWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddKernelNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddKernelNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddKernelNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddKernelNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemAllocNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemAllocNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemFreeNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemFreeNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemcpyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemcpyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphAddNode_v3", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v3, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventRecordNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventRecordNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventWaitNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventWaitNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecChildGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecChildGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExecNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphKernelNodeCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cuGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphMemFreeNodeGetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemFreeNodeGetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetContainingGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetContainingGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetLocalId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetLocalId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetToolsId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetToolsId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cuGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphRemoveDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRemoveDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cuGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceGetMappedPointer", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceGetMappedPointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsResourceSetMapFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsUnmapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsUnmapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGraphicsUnregisterResource", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsUnregisterResource, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuGreenCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuImportExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cuImportExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuImportExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuImportExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuInit", (PyCFunction)(void (*)(void))cudart_checked_cuInit, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuIpcCloseMemHandle", (PyCFunction)(void (*)(void))cudart_checked_cuIpcCloseMemHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetFunction", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetFunction, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetLibrary", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetLibrary, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetParamCount", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetParamCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelGetParamInfo", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetParamInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuKernelSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuKernelSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuKernelSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLibraryGetKernelCount", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryGetKernelCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLibraryGetModule", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryGetModule, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLibraryUnload", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkComplete", (PyCFunction)(void (*)(void))cudart_checked_cuLinkComplete, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkCreate", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLinkDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLinkDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointAddDevice", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointAddDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointBindAddr", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointBindAddr, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointBindMem", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointBindMem, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointCreate", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointExport", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointExport, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointGetLimits", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointGetLimits, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointIdRelease", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointIdRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointIdReserve", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointIdReserve, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointImport", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointImport, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointQuery", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogicalEndpointUnbind", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointUnbind, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogsCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuLogsCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuLogsUnregisterCallback", (PyCFunction)(void (*)(void))cudart_checked_cuLogsUnregisterCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAddressFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressFree, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAddressReserve", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressReserve, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAlloc", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocManaged", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocManaged, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocPitch", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAllocPitch_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemAlloc_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemBatchDecompressAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemBatchDecompressAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemDiscardAndPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemDiscardAndPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemDiscardBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemDiscardBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFreeAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemFree_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAddressRange_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetAllocationGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAllocationGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetHandleForAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetHandleForAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetInfo_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostGetDevicePointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostGetDevicePointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostRegister_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemHostUnregister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostUnregister, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemMap", (PyCFunction)(void (*)(void))cudart_checked_cuMemMap, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemMapArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemMapArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolCreate", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolImportPointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemRelease", (PyCFunction)(void (*)(void))cudart_checked_cuMemRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemUnmap", (PyCFunction)(void (*)(void))cudart_checked_cuMemUnmap, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2D", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DUnaligned", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DUnaligned, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2DUnaligned_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DUnaligned_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy2D_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2D_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3D", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3D, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DBatchAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DBatchAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DPeer", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3DWithAttributesAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DWithAttributesAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpy3D_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3D_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoH", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoH, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoHAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoHAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoHAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoHAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyAtoH_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoH_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyBatchAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyBatchAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoDAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoDAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoDAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoDAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoH", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoH, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoHAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoHAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoHAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoHAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyDtoH_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoH_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoAAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoAAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoAAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoAAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoDAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoDAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoDAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoDAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyHtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyPeer", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemcpyWithAttributesAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyWithAttributesAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD16", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD16Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD16_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D16", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D16Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D16_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D32", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D32Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D8", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D8Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD2D8_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD32", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD32Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD8", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD8Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8Async, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMemsetD8_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMipmappedArrayCreate", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMipmappedArrayDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMipmappedArrayGetLevel", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayGetLevel, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuModuleGetFunctionCount", (PyCFunction)(void (*)(void))cudart_checked_cuModuleGetFunctionCount, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuModuleGetLoadingMode", (PyCFunction)(void (*)(void))cudart_checked_cuModuleGetLoadingMode, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuModuleUnload", (PyCFunction)(void (*)(void))cudart_checked_cuModuleUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastAddDevice", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastAddDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastBindAddr", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindAddr, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastBindAddr_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindAddr_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastBindMem", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindMem, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastBindMem_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindMem_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastGetGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastGetGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuMulticastUnbind", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastUnbind, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyAvailableDynamicSMemPerBlock", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxActiveClusters", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveClusters, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuOccupancyMaxPotentialClusterSize", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxPotentialClusterSize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuPointerGetAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuPointerGetAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuSignalExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cuSignalExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamAttachMemAsync", (PyCFunction)(void (*)(void))cudart_checked_cuStreamAttachMemAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBatchMemOp", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBatchMemOp, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBatchMemOp_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBatchMemOp_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCapture", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCaptureToCig", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCaptureToCig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCaptureToGraph", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCaptureToGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamBeginCapture_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCapture_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamCreateWithPriority", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCreateWithPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuStreamDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamEndCapture", (PyCFunction)(void (*)(void))cudart_checked_cuStreamEndCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamEndCaptureToCig", (PyCFunction)(void (*)(void))cudart_checked_cuStreamEndCaptureToCig, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetCtx_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetId", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamGetPriority", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cuStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cuStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamUpdateCaptureDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamUpdateCaptureDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue32", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue64", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue64, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWaitValue64_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue64_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue32", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue32, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue64", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue64, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuStreamWriteValue64_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue64_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuSurfObjectDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuSurfObjectDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuTensorMapReplaceAddress", (PyCFunction)(void (*)(void))cudart_checked_cuTensorMapReplaceAddress, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuTensorMapSetAllocationClass", (PyCFunction)(void (*)(void))cudart_checked_cuTensorMapSetAllocationClass, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuTexObjectDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuTexObjectDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cuUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cuUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {"cuWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cuWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
-    {NULL, NULL, 0, NULL},
+static const char *const cudart_checked_names[] = {
+    "cuArray3DCreate",
+    "cuArray3DCreate_v2",
+    "cuArrayCreate",
+    "cuArrayCreate_v2",
+    "cuArrayDestroy",
+    "cuArrayGetPlane",
+    "cuCheckpointOperationComplete",
+    "cuCheckpointProcessCheckpoint",
+    "cuCheckpointProcessGetRestoreThreadId",
+    "cuCheckpointProcessGetState",
+    "cuCheckpointProcessLock",
+    "cuCheckpointProcessRestore",
+    "cuCheckpointProcessUnlock",
+    "cuCoredumpDeregisterCompleteCallback",
+    "cuCoredumpDeregisterStartCallback",
+    "cuCoredumpGetAttribute",
+    "cuCoredumpGetAttributeGlobal",
+    "cuCoredumpSetAttribute",
+    "cuCoredumpSetAttributeGlobal",
+    "cuCtxCreate",
+    "cuCtxCreate_v4",
+    "cuCtxDestroy",
+    "cuCtxDestroy_v2",
+    "cuCtxDisablePeerAccess",
+    "cuCtxEnablePeerAccess",
+    "cuCtxFromGreenCtx",
+    "cuCtxGetApiVersion",
+    "cuCtxGetCacheConfig",
+    "cuCtxGetCurrent",
+    "cuCtxGetDevice",
+    "cuCtxGetDevice_v2",
+    "cuCtxGetFlags",
+    "cuCtxGetId",
+    "cuCtxGetLimit",
+    "cuCtxGetStreamPriorityRange",
+    "cuCtxPopCurrent",
+    "cuCtxPopCurrent_v2",
+    "cuCtxPushCurrent",
+    "cuCtxPushCurrent_v2",
+    "cuCtxRecordEvent",
+    "cuCtxResetPersistingL2Cache",
+    "cuCtxSetCacheConfig",
+    "cuCtxSetCurrent",
+    "cuCtxSetFlags",
+    "cuCtxSetLimit",
+    "cuCtxSynchronize",
+    "cuCtxSynchronize_v2",
+    "cuCtxWaitEvent",
+    "cuDestroyExternalMemory",
+    "cuDestroyExternalSemaphore",
+    "cuDevResourceGenerateDesc",
+    "cuDeviceCanAccessPeer",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetCliqueCount",
+    "cuDeviceGetCount",
+    "cuDeviceGetDefaultMemPool",
+    "cuDeviceGetExecAffinitySupport",
+    "cuDeviceGetMemPool",
+    "cuDeviceGetNvSciSyncAttributes",
+    "cuDeviceGetP2PAttribute",
+    "cuDeviceGetTexture1DLinearMaxWidth",
+    "cuDeviceGraphMemTrim",
+    "cuDevicePrimaryCtxGetState",
+    "cuDevicePrimaryCtxRelease",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxReset",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxSetFlags",
+    "cuDevicePrimaryCtxSetFlags_v2",
+    "cuDeviceSetMemPool",
+    "cuDeviceTotalMem",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceUnregisterAsyncNotification",
+    "cuDriverGetVersion",
+    "cuEventCreate",
+    "cuEventDestroy",
+    "cuEventDestroy_v2",
+    "cuEventElapsedTime",
+    "cuEventElapsedTime_v2",
+    "cuEventQuery",
+    "cuEventRecord",
+    "cuEventRecordWithFlags",
+    "cuEventSynchronize",
+    "cuExternalMemoryGetMappedBuffer",
+    "cuExternalMemoryGetMappedMipmappedArray",
+    "cuFabricCpyBatchAsync",
+    "cuFlushGPUDirectRDMAWrites",
+    "cuFuncGetAttribute",
+    "cuFuncGetModule",
+    "cuFuncGetParamCount",
+    "cuFuncGetParamInfo",
+    "cuFuncIsLoaded",
+    "cuFuncLoad",
+    "cuFuncSetAttribute",
+    "cuFuncSetCacheConfig",
+    "cuGetExportTable",
+    "cuGraphAddBatchMemOpNode",
+    "cuGraphAddChildGraphNode",
+    "cuGraphAddDependencies",
+    "cuGraphAddDependencies_v2",
+    "cuGraphAddEmptyNode",
+    "cuGraphAddEventRecordNode",
+    "cuGraphAddEventWaitNode",
+    "cuGraphAddExternalSemaphoresSignalNode",
+    "cuGraphAddExternalSemaphoresWaitNode",
+    "cuGraphAddKernelNode",
+    "cuGraphAddKernelNode_v2",
+    "cuGraphAddMemAllocNode",
+    "cuGraphAddMemFreeNode",
+    "cuGraphAddMemcpyNode",
+    "cuGraphAddMemsetNode",
+    "cuGraphAddNode",
+    "cuGraphAddNode_v2",
+    "cuGraphAddNode_v3",
+    "cuGraphBatchMemOpNodeSetParams",
+    "cuGraphChildGraphNodeGetGraph",
+    "cuGraphConditionalHandleCreate",
+    "cuGraphCreate",
+    "cuGraphDestroy",
+    "cuGraphDestroyNode",
+    "cuGraphEventRecordNodeGetEvent",
+    "cuGraphEventRecordNodeSetEvent",
+    "cuGraphEventWaitNodeGetEvent",
+    "cuGraphEventWaitNodeSetEvent",
+    "cuGraphExecBatchMemOpNodeSetParams",
+    "cuGraphExecChildGraphNodeSetParams",
+    "cuGraphExecDestroy",
+    "cuGraphExecEventRecordNodeSetEvent",
+    "cuGraphExecEventWaitNodeSetEvent",
+    "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+    "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+    "cuGraphExecGetFlags",
+    "cuGraphExecGetId",
+    "cuGraphExecKernelNodeSetParams",
+    "cuGraphExecKernelNodeSetParams_v2",
+    "cuGraphExecMemcpyNodeSetParams",
+    "cuGraphExecMemsetNodeSetParams",
+    "cuGraphExecNodeSetParams",
+    "cuGraphExternalSemaphoresSignalNodeSetParams",
+    "cuGraphExternalSemaphoresWaitNodeSetParams",
+    "cuGraphGetId",
+    "cuGraphKernelNodeCopyAttributes",
+    "cuGraphKernelNodeSetParams",
+    "cuGraphKernelNodeSetParams_v2",
+    "cuGraphLaunch",
+    "cuGraphMemFreeNodeGetParams",
+    "cuGraphMemcpyNodeSetParams",
+    "cuGraphMemsetNodeSetParams",
+    "cuGraphNodeFindInClone",
+    "cuGraphNodeGetContainingGraph",
+    "cuGraphNodeGetEnabled",
+    "cuGraphNodeGetLocalId",
+    "cuGraphNodeGetToolsId",
+    "cuGraphNodeGetType",
+    "cuGraphNodeSetEnabled",
+    "cuGraphNodeSetParams",
+    "cuGraphNodeSetParams_v2",
+    "cuGraphReleaseUserObject",
+    "cuGraphRemoveDependencies",
+    "cuGraphRemoveDependencies_v2",
+    "cuGraphRetainUserObject",
+    "cuGraphUpload",
+    "cuGraphicsMapResources",
+    "cuGraphicsResourceGetMappedMipmappedArray",
+    "cuGraphicsResourceGetMappedPointer",
+    "cuGraphicsResourceGetMappedPointer_v2",
+    "cuGraphicsResourceSetMapFlags",
+    "cuGraphicsResourceSetMapFlags_v2",
+    "cuGraphicsSubResourceGetMappedArray",
+    "cuGraphicsUnmapResources",
+    "cuGraphicsUnregisterResource",
+    "cuGreenCtxCreate",
+    "cuGreenCtxDestroy",
+    "cuGreenCtxGetId",
+    "cuGreenCtxRecordEvent",
+    "cuGreenCtxStreamCreate",
+    "cuGreenCtxWaitEvent",
+    "cuImportExternalMemory",
+    "cuImportExternalSemaphore",
+    "cuInit",
+    "cuIpcCloseMemHandle",
+    "cuKernelGetAttribute",
+    "cuKernelGetFunction",
+    "cuKernelGetLibrary",
+    "cuKernelGetParamCount",
+    "cuKernelGetParamInfo",
+    "cuKernelSetAttribute",
+    "cuKernelSetCacheConfig",
+    "cuLibraryGetKernelCount",
+    "cuLibraryGetModule",
+    "cuLibraryUnload",
+    "cuLinkComplete",
+    "cuLinkCreate",
+    "cuLinkCreate_v2",
+    "cuLinkDestroy",
+    "cuLogicalEndpointAddDevice",
+    "cuLogicalEndpointBindAddr",
+    "cuLogicalEndpointBindMem",
+    "cuLogicalEndpointCreate",
+    "cuLogicalEndpointDestroy",
+    "cuLogicalEndpointExport",
+    "cuLogicalEndpointGetLimits",
+    "cuLogicalEndpointIdRelease",
+    "cuLogicalEndpointIdReserve",
+    "cuLogicalEndpointImport",
+    "cuLogicalEndpointQuery",
+    "cuLogicalEndpointUnbind",
+    "cuLogsCurrent",
+    "cuLogsUnregisterCallback",
+    "cuMemAddressFree",
+    "cuMemAddressReserve",
+    "cuMemAlloc",
+    "cuMemAllocAsync",
+    "cuMemAllocFromPoolAsync",
+    "cuMemAllocManaged",
+    "cuMemAllocPitch",
+    "cuMemAllocPitch_v2",
+    "cuMemAlloc_v2",
+    "cuMemBatchDecompressAsync",
+    "cuMemDiscardAndPrefetchBatchAsync",
+    "cuMemDiscardBatchAsync",
+    "cuMemExportToShareableHandle",
+    "cuMemFree",
+    "cuMemFreeAsync",
+    "cuMemFreeHost",
+    "cuMemFree_v2",
+    "cuMemGetAccess",
+    "cuMemGetAddressRange",
+    "cuMemGetAddressRange_v2",
+    "cuMemGetAllocationGranularity",
+    "cuMemGetDefaultMemPool",
+    "cuMemGetHandleForAddressRange",
+    "cuMemGetInfo",
+    "cuMemGetInfo_v2",
+    "cuMemGetMemPool",
+    "cuMemHostGetDevicePointer",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemHostGetFlags",
+    "cuMemHostRegister",
+    "cuMemHostRegister_v2",
+    "cuMemHostUnregister",
+    "cuMemMap",
+    "cuMemMapArrayAsync",
+    "cuMemPoolCreate",
+    "cuMemPoolDestroy",
+    "cuMemPoolExportToShareableHandle",
+    "cuMemPoolGetAccess",
+    "cuMemPoolImportFromShareableHandle",
+    "cuMemPoolImportPointer",
+    "cuMemPoolSetAccess",
+    "cuMemPoolTrimTo",
+    "cuMemPrefetchBatchAsync",
+    "cuMemRelease",
+    "cuMemSetAccess",
+    "cuMemSetMemPool",
+    "cuMemUnmap",
+    "cuMemcpy",
+    "cuMemcpy2D",
+    "cuMemcpy2DAsync",
+    "cuMemcpy2DAsync_v2",
+    "cuMemcpy2DUnaligned",
+    "cuMemcpy2DUnaligned_v2",
+    "cuMemcpy2D_v2",
+    "cuMemcpy3D",
+    "cuMemcpy3DAsync",
+    "cuMemcpy3DAsync_v2",
+    "cuMemcpy3DBatchAsync",
+    "cuMemcpy3DBatchAsync_v2",
+    "cuMemcpy3DPeer",
+    "cuMemcpy3DPeerAsync",
+    "cuMemcpy3DWithAttributesAsync",
+    "cuMemcpy3D_v2",
+    "cuMemcpyAsync",
+    "cuMemcpyAtoA",
+    "cuMemcpyAtoA_v2",
+    "cuMemcpyAtoD",
+    "cuMemcpyAtoD_v2",
+    "cuMemcpyAtoH",
+    "cuMemcpyAtoHAsync",
+    "cuMemcpyAtoHAsync_v2",
+    "cuMemcpyAtoH_v2",
+    "cuMemcpyBatchAsync",
+    "cuMemcpyBatchAsync_v2",
+    "cuMemcpyDtoA",
+    "cuMemcpyDtoA_v2",
+    "cuMemcpyDtoD",
+    "cuMemcpyDtoDAsync",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemcpyDtoH",
+    "cuMemcpyDtoHAsync",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoA",
+    "cuMemcpyHtoAAsync",
+    "cuMemcpyHtoAAsync_v2",
+    "cuMemcpyHtoA_v2",
+    "cuMemcpyHtoD",
+    "cuMemcpyHtoDAsync",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyPeer",
+    "cuMemcpyPeerAsync",
+    "cuMemcpyWithAttributesAsync",
+    "cuMemsetD16",
+    "cuMemsetD16Async",
+    "cuMemsetD16_v2",
+    "cuMemsetD2D16",
+    "cuMemsetD2D16Async",
+    "cuMemsetD2D16_v2",
+    "cuMemsetD2D32",
+    "cuMemsetD2D32Async",
+    "cuMemsetD2D32_v2",
+    "cuMemsetD2D8",
+    "cuMemsetD2D8Async",
+    "cuMemsetD2D8_v2",
+    "cuMemsetD32",
+    "cuMemsetD32Async",
+    "cuMemsetD32_v2",
+    "cuMemsetD8",
+    "cuMemsetD8Async",
+    "cuMemsetD8_v2",
+    "cuMipmappedArrayCreate",
+    "cuMipmappedArrayDestroy",
+    "cuMipmappedArrayGetLevel",
+    "cuModuleGetFunctionCount",
+    "cuModuleGetLoadingMode",
+    "cuModuleUnload",
+    "cuMulticastAddDevice",
+    "cuMulticastBindAddr",
+    "cuMulticastBindAddr_v2",
+    "cuMulticastBindMem",
+    "cuMulticastBindMem_v2",
+    "cuMulticastGetGranularity",
+    "cuMulticastUnbind",
+    "cuOccupancyAvailableDynamicSMemPerBlock",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cuOccupancyMaxActiveClusters",
+    "cuOccupancyMaxPotentialClusterSize",
+    "cuPointerGetAttributes",
+    "cuSignalExternalSemaphoresAsync",
+    "cuStreamAttachMemAsync",
+    "cuStreamBatchMemOp",
+    "cuStreamBatchMemOp_v2",
+    "cuStreamBeginCapture",
+    "cuStreamBeginCaptureToCig",
+    "cuStreamBeginCaptureToGraph",
+    "cuStreamBeginCapture_v2",
+    "cuStreamCopyAttributes",
+    "cuStreamCreate",
+    "cuStreamCreateWithPriority",
+    "cuStreamDestroy",
+    "cuStreamDestroy_v2",
+    "cuStreamEndCapture",
+    "cuStreamEndCaptureToCig",
+    "cuStreamGetCtx",
+    "cuStreamGetCtx_v2",
+    "cuStreamGetDevice",
+    "cuStreamGetFlags",
+    "cuStreamGetGreenCtx",
+    "cuStreamGetId",
+    "cuStreamGetPriority",
+    "cuStreamIsCapturing",
+    "cuStreamQuery",
+    "cuStreamSynchronize",
+    "cuStreamUpdateCaptureDependencies",
+    "cuStreamUpdateCaptureDependencies_v2",
+    "cuStreamWaitEvent",
+    "cuStreamWaitValue32",
+    "cuStreamWaitValue32_v2",
+    "cuStreamWaitValue64",
+    "cuStreamWaitValue64_v2",
+    "cuStreamWriteValue32",
+    "cuStreamWriteValue32_v2",
+    "cuStreamWriteValue64",
+    "cuStreamWriteValue64_v2",
+    "cuSurfObjectDestroy",
+    "cuTensorMapReplaceAddress",
+    "cuTensorMapSetAllocationClass",
+    "cuTexObjectDestroy",
+    "cuUserObjectRelease",
+    "cuUserObjectRetain",
+    "cuWaitExternalSemaphoresAsync",
+    NULL,
 };
 
-static const char *const cudart_checked_signatures[] = {
-    "cuArray3DCreate($module, pAllocateArray)",
-    "cuArray3DCreate_v2($module, pAllocateArray)",
-    "cuArrayCreate($module, pAllocateArray)",
-    "cuArrayCreate_v2($module, pAllocateArray)",
-    "cuArrayDestroy($module, hArray)",
-    "cuArrayGetPlane($module, hArray, planeIdx)",
-    "cuCheckpointOperationComplete($module, handle)",
-    "cuCheckpointProcessCheckpoint($module, pid, args)",
-    "cuCheckpointProcessGetRestoreThreadId($module, pid)",
-    "cuCheckpointProcessGetState($module, pid)",
-    "cuCheckpointProcessLock($module, pid, args)",
-    "cuCheckpointProcessRestore($module, pid, args)",
-    "cuCheckpointProcessUnlock($module, pid, args)",
-    "cuCoredumpDeregisterCompleteCallback($module, callback)",
-    "cuCoredumpDeregisterStartCallback($module, callback)",
-    "cuCoredumpGetAttribute($module, attrib, value, size)",
-    "cuCoredumpGetAttributeGlobal($module, attrib, value, size)",
-    "cuCoredumpSetAttribute($module, attrib, value, size)",
-    "cuCoredumpSetAttributeGlobal($module, attrib, value, size)",
-    "cuCtxCreate($module, ctxCreateParams, flags, dev)",
-    "cuCtxCreate_v4($module, ctxCreateParams, flags, dev)",
-    "cuCtxDestroy($module, ctx)",
-    "cuCtxDestroy_v2($module, ctx)",
-    "cuCtxDisablePeerAccess($module, peerContext)",
-    "cuCtxEnablePeerAccess($module, peerContext, Flags)",
-    "cuCtxFromGreenCtx($module, hCtx)",
-    "cuCtxGetApiVersion($module, ctx)",
-    "cuCtxGetCacheConfig($module)",
-    "cuCtxGetCurrent($module)",
-    "cuCtxGetDevice($module)",
-    "cuCtxGetDevice_v2($module, ctx)",
-    "cuCtxGetFlags($module)",
-    "cuCtxGetId($module, ctx)",
-    "cuCtxGetLimit($module, limit)",
-    "cuCtxGetStreamPriorityRange($module)",
-    "cuCtxPopCurrent($module)",
-    "cuCtxPopCurrent_v2($module)",
-    "cuCtxPushCurrent($module, ctx)",
-    "cuCtxPushCurrent_v2($module, ctx)",
-    "cuCtxRecordEvent($module, hCtx, hEvent)",
-    "cuCtxResetPersistingL2Cache($module)",
-    "cuCtxSetCacheConfig($module, config)",
-    "cuCtxSetCurrent($module, ctx)",
-    "cuCtxSetFlags($module, flags)",
-    "cuCtxSetLimit($module, limit, value)",
-    "cuCtxSynchronize($module)",
-    "cuCtxSynchronize_v2($module, ctx)",
-    "cuCtxWaitEvent($module, hCtx, hEvent)",
-    "cuDestroyExternalMemory($module, extMem)",
-    "cuDestroyExternalSemaphore($module, extSem)",
-    "cuDevResourceGenerateDesc($module, resources, nbResources)",
-    "cuDeviceCanAccessPeer($module, dev, peerDev)",
-    "cuDeviceGet($module, ordinal)",
-    "cuDeviceGetAttribute($module, attrib, dev)",
-    "cuDeviceGetCliqueCount($module, dev)",
-    "cuDeviceGetCount($module)",
-    "cuDeviceGetDefaultMemPool($module, dev)",
-    "cuDeviceGetExecAffinitySupport($module, type, dev)",
-    "cuDeviceGetMemPool($module, dev)",
-    "cuDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, dev, flags)",
-    "cuDeviceGetP2PAttribute($module, attrib, srcDevice, dstDevice)",
-    "cuDeviceGetTexture1DLinearMaxWidth($module, format, numChannels, dev)",
-    "cuDeviceGraphMemTrim($module, device)",
-    "cuDevicePrimaryCtxGetState($module, dev)",
-    "cuDevicePrimaryCtxRelease($module, dev)",
-    "cuDevicePrimaryCtxRelease_v2($module, dev)",
-    "cuDevicePrimaryCtxReset($module, dev)",
-    "cuDevicePrimaryCtxReset_v2($module, dev)",
-    "cuDevicePrimaryCtxRetain($module, dev)",
-    "cuDevicePrimaryCtxSetFlags($module, dev, flags)",
-    "cuDevicePrimaryCtxSetFlags_v2($module, dev, flags)",
-    "cuDeviceSetMemPool($module, dev, pool)",
-    "cuDeviceTotalMem($module, dev)",
-    "cuDeviceTotalMem_v2($module, dev)",
-    "cuDeviceUnregisterAsyncNotification($module, device, callback)",
-    "cuDriverGetVersion($module)",
-    "cuEventCreate($module, Flags)",
-    "cuEventDestroy($module, hEvent)",
-    "cuEventDestroy_v2($module, hEvent)",
-    "cuEventElapsedTime($module, hStart, hEnd)",
-    "cuEventElapsedTime_v2($module, hStart, hEnd)",
-    "cuEventQuery($module, hEvent)",
-    "cuEventRecord($module, hEvent, hStream)",
-    "cuEventRecordWithFlags($module, hEvent, hStream, flags)",
-    "cuEventSynchronize($module, hEvent)",
-    "cuExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
-    "cuExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
-    "cuFabricCpyBatchAsync($module, numOps, opList, flags, hStream)",
-    "cuFlushGPUDirectRDMAWrites($module, target, scope)",
-    "cuFuncGetAttribute($module, attrib, hfunc)",
-    "cuFuncGetModule($module, hfunc)",
-    "cuFuncGetParamCount($module, func)",
-    "cuFuncGetParamInfo($module, func, paramIndex)",
-    "cuFuncIsLoaded($module, function)",
-    "cuFuncLoad($module, function)",
-    "cuFuncSetAttribute($module, hfunc, attrib, value)",
-    "cuFuncSetCacheConfig($module, hfunc, config)",
-    "cuGetExportTable($module, pExportTableId)",
-    "cuGraphAddBatchMemOpNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddChildGraphNode($module, hGraph, dependencies, numDependencies, childGraph)",
-    "cuGraphAddDependencies($module, hGraph, from_, to, edgeData, numDependencies)",
-    "cuGraphAddDependencies_v2($module, hGraph, from_, to, edgeData, numDependencies)",
-    "cuGraphAddEmptyNode($module, hGraph, dependencies, numDependencies)",
-    "cuGraphAddEventRecordNode($module, hGraph, dependencies, numDependencies, event)",
-    "cuGraphAddEventWaitNode($module, hGraph, dependencies, numDependencies, event)",
-    "cuGraphAddExternalSemaphoresSignalNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddExternalSemaphoresWaitNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddKernelNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddKernelNode_v2($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddMemAllocNode($module, hGraph, dependencies, numDependencies, nodeParams)",
-    "cuGraphAddMemFreeNode($module, hGraph, dependencies, numDependencies, dptr)",
-    "cuGraphAddMemcpyNode($module, hGraph, dependencies, numDependencies, copyParams, ctx)",
-    "cuGraphAddMemsetNode($module, hGraph, dependencies, numDependencies, memsetParams, ctx)",
-    "cuGraphAddNode($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
-    "cuGraphAddNode_v2($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
-    "cuGraphAddNode_v3($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
-    "cuGraphBatchMemOpNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphChildGraphNodeGetGraph($module, hNode)",
-    "cuGraphConditionalHandleCreate($module, hGraph, ctx, defaultLaunchValue, flags)",
-    "cuGraphCreate($module, flags)",
-    "cuGraphDestroy($module, hGraph)",
-    "cuGraphDestroyNode($module, hNode)",
-    "cuGraphEventRecordNodeGetEvent($module, hNode)",
-    "cuGraphEventRecordNodeSetEvent($module, hNode, event)",
-    "cuGraphEventWaitNodeGetEvent($module, hNode)",
-    "cuGraphEventWaitNodeSetEvent($module, hNode, event)",
-    "cuGraphExecBatchMemOpNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecChildGraphNodeSetParams($module, hGraphExec, hNode, childGraph)",
-    "cuGraphExecDestroy($module, hGraphExec)",
-    "cuGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cuGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
-    "cuGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecGetFlags($module, hGraphExec)",
-    "cuGraphExecGetId($module, hGraphExec)",
-    "cuGraphExecKernelNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecKernelNodeSetParams_v2($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExecMemcpyNodeSetParams($module, hGraphExec, hNode, copyParams, ctx)",
-    "cuGraphExecMemsetNodeSetParams($module, hGraphExec, hNode, memsetParams, ctx)",
-    "cuGraphExecNodeSetParams($module, hGraphExec, hNode, nodeParams)",
-    "cuGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphGetId($module, hGraph)",
-    "cuGraphKernelNodeCopyAttributes($module, dst, src)",
-    "cuGraphKernelNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphKernelNodeSetParams_v2($module, hNode, nodeParams)",
-    "cuGraphLaunch($module, hGraphExec, hStream)",
-    "cuGraphMemFreeNodeGetParams($module, hNode)",
-    "cuGraphMemcpyNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphMemsetNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphNodeFindInClone($module, hOriginalNode, hClonedGraph)",
-    "cuGraphNodeGetContainingGraph($module, hNode)",
-    "cuGraphNodeGetEnabled($module, hGraphExec, hNode)",
-    "cuGraphNodeGetLocalId($module, hNode)",
-    "cuGraphNodeGetToolsId($module, hNode)",
-    "cuGraphNodeGetType($module, hNode)",
-    "cuGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
-    "cuGraphNodeSetParams($module, hNode, nodeParams)",
-    "cuGraphNodeSetParams_v2($module, hNode, nodeParams)",
-    "cuGraphReleaseUserObject($module, graph, object, count)",
-    "cuGraphRemoveDependencies($module, hGraph, from_, to, edgeData, numDependencies)",
-    "cuGraphRemoveDependencies_v2($module, hGraph, from_, to, edgeData, numDependencies)",
-    "cuGraphRetainUserObject($module, graph, object, count, flags)",
-    "cuGraphUpload($module, hGraphExec, hStream)",
-    "cuGraphicsMapResources($module, count, resources, hStream)",
-    "cuGraphicsResourceGetMappedMipmappedArray($module, resource)",
-    "cuGraphicsResourceGetMappedPointer($module, resource)",
-    "cuGraphicsResourceGetMappedPointer_v2($module, resource)",
-    "cuGraphicsResourceSetMapFlags($module, resource, flags)",
-    "cuGraphicsResourceSetMapFlags_v2($module, resource, flags)",
-    "cuGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
-    "cuGraphicsUnmapResources($module, count, resources, hStream)",
-    "cuGraphicsUnregisterResource($module, resource)",
-    "cuGreenCtxCreate($module, desc, dev, flags)",
-    "cuGreenCtxDestroy($module, hCtx)",
-    "cuGreenCtxGetId($module, greenCtx)",
-    "cuGreenCtxRecordEvent($module, hCtx, hEvent)",
-    "cuGreenCtxStreamCreate($module, greenCtx, flags, priority)",
-    "cuGreenCtxWaitEvent($module, hCtx, hEvent)",
-    "cuImportExternalMemory($module, memHandleDesc)",
-    "cuImportExternalSemaphore($module, semHandleDesc)",
-    "cuInit($module, Flags)",
-    "cuIpcCloseMemHandle($module, dptr)",
-    "cuKernelGetAttribute($module, attrib, kernel, dev)",
-    "cuKernelGetFunction($module, kernel)",
-    "cuKernelGetLibrary($module, kernel)",
-    "cuKernelGetParamCount($module, kernel)",
-    "cuKernelGetParamInfo($module, kernel, paramIndex)",
-    "cuKernelSetAttribute($module, attrib, val, kernel, dev)",
-    "cuKernelSetCacheConfig($module, kernel, config, dev)",
-    "cuLibraryGetKernelCount($module, lib)",
-    "cuLibraryGetModule($module, library)",
-    "cuLibraryUnload($module, library)",
-    "cuLinkComplete($module, state)",
-    "cuLinkCreate($module, numOptions, options, optionValues)",
-    "cuLinkCreate_v2($module, numOptions, options, optionValues)",
-    "cuLinkDestroy($module, state)",
-    "cuLogicalEndpointAddDevice($module, leId, dev)",
-    "cuLogicalEndpointBindAddr($module, leId, dev, offset, ptr, size, flags)",
-    "cuLogicalEndpointBindMem($module, leId, dev, offset, memHandle, memOffset, size, flags)",
-    "cuLogicalEndpointCreate($module, leId, prop)",
-    "cuLogicalEndpointDestroy($module, leId)",
-    "cuLogicalEndpointExport($module, handle, leId, handleType)",
-    "cuLogicalEndpointGetLimits($module, prop)",
-    "cuLogicalEndpointIdRelease($module, baseLeId, count)",
-    "cuLogicalEndpointIdReserve($module, count)",
-    "cuLogicalEndpointImport($module, leId, handle, handleType)",
-    "cuLogicalEndpointQuery($module, leId, count)",
-    "cuLogicalEndpointUnbind($module, leId, dev, offset, size)",
-    "cuLogsCurrent($module, flags)",
-    "cuLogsUnregisterCallback($module, callback)",
-    "cuMemAddressFree($module, ptr, size)",
-    "cuMemAddressReserve($module, size, alignment, addr, flags)",
-    "cuMemAlloc($module, bytesize)",
-    "cuMemAllocAsync($module, bytesize, hStream)",
-    "cuMemAllocFromPoolAsync($module, bytesize, pool, hStream)",
-    "cuMemAllocManaged($module, bytesize, flags)",
-    "cuMemAllocPitch($module, WidthInBytes, Height, ElementSizeBytes)",
-    "cuMemAllocPitch_v2($module, WidthInBytes, Height, ElementSizeBytes)",
-    "cuMemAlloc_v2($module, bytesize)",
-    "cuMemBatchDecompressAsync($module, paramsArray, count, flags, stream)",
-    "cuMemDiscardAndPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)",
-    "cuMemDiscardBatchAsync($module, dptrs, sizes, count, flags, hStream)",
-    "cuMemExportToShareableHandle($module, shareableHandle, handle, handleType, flags)",
-    "cuMemFree($module, dptr)",
-    "cuMemFreeAsync($module, dptr, hStream)",
-    "cuMemFreeHost($module, p)",
-    "cuMemFree_v2($module, dptr)",
-    "cuMemGetAccess($module, location, ptr)",
-    "cuMemGetAddressRange($module, dptr)",
-    "cuMemGetAddressRange_v2($module, dptr)",
-    "cuMemGetAllocationGranularity($module, prop, option)",
-    "cuMemGetDefaultMemPool($module, location, type)",
-    "cuMemGetHandleForAddressRange($module, handle, dptr, size, handleType, flags)",
-    "cuMemGetInfo($module)",
-    "cuMemGetInfo_v2($module)",
-    "cuMemGetMemPool($module, location, type)",
-    "cuMemHostGetDevicePointer($module, p, Flags)",
-    "cuMemHostGetDevicePointer_v2($module, p, Flags)",
-    "cuMemHostGetFlags($module, p)",
-    "cuMemHostRegister($module, p, bytesize, Flags)",
-    "cuMemHostRegister_v2($module, p, bytesize, Flags)",
-    "cuMemHostUnregister($module, p)",
-    "cuMemMap($module, ptr, size, offset, handle, flags)",
-    "cuMemMapArrayAsync($module, mapInfoList, count, hStream)",
-    "cuMemPoolCreate($module, poolProps)",
-    "cuMemPoolDestroy($module, pool)",
-    "cuMemPoolExportToShareableHandle($module, handle_out, pool, handleType, flags)",
-    "cuMemPoolGetAccess($module, memPool, location)",
-    "cuMemPoolImportFromShareableHandle($module, handle, handleType, flags)",
-    "cuMemPoolImportPointer($module, pool, shareData)",
-    "cuMemPoolSetAccess($module, pool, map, count)",
-    "cuMemPoolTrimTo($module, pool, minBytesToKeep)",
-    "cuMemPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)",
-    "cuMemRelease($module, handle)",
-    "cuMemSetAccess($module, ptr, size, desc, count)",
-    "cuMemSetMemPool($module, location, type, pool)",
-    "cuMemUnmap($module, ptr, size)",
-    "cuMemcpy($module, dst, src, ByteCount)",
-    "cuMemcpy2D($module, pCopy)",
-    "cuMemcpy2DAsync($module, pCopy, hStream)",
-    "cuMemcpy2DAsync_v2($module, pCopy, hStream)",
-    "cuMemcpy2DUnaligned($module, pCopy)",
-    "cuMemcpy2DUnaligned_v2($module, pCopy)",
-    "cuMemcpy2D_v2($module, pCopy)",
-    "cuMemcpy3D($module, pCopy)",
-    "cuMemcpy3DAsync($module, pCopy, hStream)",
-    "cuMemcpy3DAsync_v2($module, pCopy, hStream)",
-    "cuMemcpy3DBatchAsync($module, numOps, opList, flags, hStream)",
-    "cuMemcpy3DBatchAsync_v2($module, numOps, opList, flags, hStream)",
-    "cuMemcpy3DPeer($module, pCopy)",
-    "cuMemcpy3DPeerAsync($module, pCopy, hStream)",
-    "cuMemcpy3DWithAttributesAsync($module, op, flags, hStream)",
-    "cuMemcpy3D_v2($module, pCopy)",
-    "cuMemcpyAsync($module, dst, src, ByteCount, hStream)",
-    "cuMemcpyAtoA($module, dstArray, dstOffset, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoA_v2($module, dstArray, dstOffset, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoD($module, dstDevice, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoD_v2($module, dstDevice, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoH($module, dstHost, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyAtoHAsync($module, dstHost, srcArray, srcOffset, ByteCount, hStream)",
-    "cuMemcpyAtoHAsync_v2($module, dstHost, srcArray, srcOffset, ByteCount, hStream)",
-    "cuMemcpyAtoH_v2($module, dstHost, srcArray, srcOffset, ByteCount)",
-    "cuMemcpyBatchAsync($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)",
-    "cuMemcpyBatchAsync_v2($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)",
-    "cuMemcpyDtoA($module, dstArray, dstOffset, srcDevice, ByteCount)",
-    "cuMemcpyDtoA_v2($module, dstArray, dstOffset, srcDevice, ByteCount)",
-    "cuMemcpyDtoD($module, dstDevice, srcDevice, ByteCount)",
-    "cuMemcpyDtoDAsync($module, dstDevice, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoDAsync_v2($module, dstDevice, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoD_v2($module, dstDevice, srcDevice, ByteCount)",
-    "cuMemcpyDtoH($module, dstHost, srcDevice, ByteCount)",
-    "cuMemcpyDtoHAsync($module, dstHost, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoHAsync_v2($module, dstHost, srcDevice, ByteCount, hStream)",
-    "cuMemcpyDtoH_v2($module, dstHost, srcDevice, ByteCount)",
-    "cuMemcpyHtoA($module, dstArray, dstOffset, srcHost, ByteCount)",
-    "cuMemcpyHtoAAsync($module, dstArray, dstOffset, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoAAsync_v2($module, dstArray, dstOffset, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoA_v2($module, dstArray, dstOffset, srcHost, ByteCount)",
-    "cuMemcpyHtoD($module, dstDevice, srcHost, ByteCount)",
-    "cuMemcpyHtoDAsync($module, dstDevice, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoDAsync_v2($module, dstDevice, srcHost, ByteCount, hStream)",
-    "cuMemcpyHtoD_v2($module, dstDevice, srcHost, ByteCount)",
-    "cuMemcpyPeer($module, dstDevice, dstContext, srcDevice, srcContext, ByteCount)",
-    "cuMemcpyPeerAsync($module, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)",
-    "cuMemcpyWithAttributesAsync($module, dst, src, size, attr, hStream)",
-    "cuMemsetD16($module, dstDevice, us, N)",
-    "cuMemsetD16Async($module, dstDevice, us, N, hStream)",
-    "cuMemsetD16_v2($module, dstDevice, us, N)",
-    "cuMemsetD2D16($module, dstDevice, dstPitch, us, Width, Height)",
-    "cuMemsetD2D16Async($module, dstDevice, dstPitch, us, Width, Height, hStream)",
-    "cuMemsetD2D16_v2($module, dstDevice, dstPitch, us, Width, Height)",
-    "cuMemsetD2D32($module, dstDevice, dstPitch, ui, Width, Height)",
-    "cuMemsetD2D32Async($module, dstDevice, dstPitch, ui, Width, Height, hStream)",
-    "cuMemsetD2D32_v2($module, dstDevice, dstPitch, ui, Width, Height)",
-    "cuMemsetD2D8($module, dstDevice, dstPitch, uc, Width, Height)",
-    "cuMemsetD2D8Async($module, dstDevice, dstPitch, uc, Width, Height, hStream)",
-    "cuMemsetD2D8_v2($module, dstDevice, dstPitch, uc, Width, Height)",
-    "cuMemsetD32($module, dstDevice, ui, N)",
-    "cuMemsetD32Async($module, dstDevice, ui, N, hStream)",
-    "cuMemsetD32_v2($module, dstDevice, ui, N)",
-    "cuMemsetD8($module, dstDevice, uc, N)",
-    "cuMemsetD8Async($module, dstDevice, uc, N, hStream)",
-    "cuMemsetD8_v2($module, dstDevice, uc, N)",
-    "cuMipmappedArrayCreate($module, pMipmappedArrayDesc, numMipmapLevels)",
-    "cuMipmappedArrayDestroy($module, hMipmappedArray)",
-    "cuMipmappedArrayGetLevel($module, hMipmappedArray, level)",
-    "cuModuleGetFunctionCount($module, mod)",
-    "cuModuleGetLoadingMode($module)",
-    "cuModuleUnload($module, hmod)",
-    "cuMulticastAddDevice($module, mcHandle, dev)",
-    "cuMulticastBindAddr($module, mcHandle, mcOffset, memptr, size, flags)",
-    "cuMulticastBindAddr_v2($module, mcHandle, dev, mcOffset, memptr, size, flags)",
-    "cuMulticastBindMem($module, mcHandle, mcOffset, memHandle, memOffset, size, flags)",
-    "cuMulticastBindMem_v2($module, mcHandle, dev, mcOffset, memHandle, memOffset, size, flags)",
-    "cuMulticastGetGranularity($module, prop, option)",
-    "cuMulticastUnbind($module, mcHandle, dev, mcOffset, size)",
-    "cuOccupancyAvailableDynamicSMemPerBlock($module, func, numBlocks, blockSize)",
-    "cuOccupancyMaxActiveBlocksPerMultiprocessor($module, func, blockSize, dynamicSMemSize)",
-    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags($module, func, blockSize, dynamicSMemSize, flags)",
-    "cuOccupancyMaxActiveClusters($module, func, config)",
-    "cuOccupancyMaxPotentialClusterSize($module, func, config)",
-    "cuPointerGetAttributes($module, numAttributes, attributes, data, ptr)",
-    "cuSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream)",
-    "cuStreamAttachMemAsync($module, hStream, dptr, length, flags)",
-    "cuStreamBatchMemOp($module, stream, count, paramArray, flags)",
-    "cuStreamBatchMemOp_v2($module, stream, count, paramArray, flags)",
-    "cuStreamBeginCapture($module, hStream, mode)",
-    "cuStreamBeginCaptureToCig($module, hStream, streamCigCaptureParams)",
-    "cuStreamBeginCaptureToGraph($module, hStream, hGraph, dependencies, dependencyData, numDependencies, mode)",
-    "cuStreamBeginCapture_v2($module, hStream, mode)",
-    "cuStreamCopyAttributes($module, dst, src)",
-    "cuStreamCreate($module, Flags)",
-    "cuStreamCreateWithPriority($module, flags, priority)",
-    "cuStreamDestroy($module, hStream)",
-    "cuStreamDestroy_v2($module, hStream)",
-    "cuStreamEndCapture($module, hStream)",
-    "cuStreamEndCaptureToCig($module, hStream)",
-    "cuStreamGetCtx($module, hStream)",
-    "cuStreamGetCtx_v2($module, hStream)",
-    "cuStreamGetDevice($module, hStream)",
-    "cuStreamGetFlags($module, hStream)",
-    "cuStreamGetGreenCtx($module, hStream)",
-    "cuStreamGetId($module, hStream)",
-    "cuStreamGetPriority($module, hStream)",
-    "cuStreamIsCapturing($module, hStream)",
-    "cuStreamQuery($module, hStream)",
-    "cuStreamSynchronize($module, hStream)",
-    "cuStreamUpdateCaptureDependencies($module, hStream, dependencies, dependencyData, numDependencies, flags)",
-    "cuStreamUpdateCaptureDependencies_v2($module, hStream, dependencies, dependencyData, numDependencies, flags)",
-    "cuStreamWaitEvent($module, hStream, hEvent, Flags)",
-    "cuStreamWaitValue32($module, stream, addr, value, flags)",
-    "cuStreamWaitValue32_v2($module, stream, addr, value, flags)",
-    "cuStreamWaitValue64($module, stream, addr, value, flags)",
-    "cuStreamWaitValue64_v2($module, stream, addr, value, flags)",
-    "cuStreamWriteValue32($module, stream, addr, value, flags)",
-    "cuStreamWriteValue32_v2($module, stream, addr, value, flags)",
-    "cuStreamWriteValue64($module, stream, addr, value, flags)",
-    "cuStreamWriteValue64_v2($module, stream, addr, value, flags)",
-    "cuSurfObjectDestroy($module, surfObject)",
-    "cuTensorMapReplaceAddress($module, tensorMap, globalAddress)",
-    "cuTensorMapSetAllocationClass($module, tensorMap, allocClass)",
-    "cuTexObjectDestroy($module, texObject)",
-    "cuUserObjectRelease($module, object, count)",
-    "cuUserObjectRetain($module, object, count)",
-    "cuWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream)",
+static const cudart_vectorcall cudart_checked_calls[] = {
+    cudart_checked_cuArray3DCreate,
+    cudart_checked_cuArray3DCreate_v2,
+    cudart_checked_cuArrayCreate,
+    cudart_checked_cuArrayCreate_v2,
+    cudart_checked_cuArrayDestroy,
+    cudart_checked_cuArrayGetPlane,
+    cudart_checked_cuCheckpointOperationComplete,
+    cudart_checked_cuCheckpointProcessCheckpoint,
+    cudart_checked_cuCheckpointProcessGetRestoreThreadId,
+    cudart_checked_cuCheckpointProcessGetState,
+    cudart_checked_cuCheckpointProcessLock,
+    cudart_checked_cuCheckpointProcessRestore,
+    cudart_checked_cuCheckpointProcessUnlock,
+    cudart_checked_cuCoredumpDeregisterCompleteCallback,
+    cudart_checked_cuCoredumpDeregisterStartCallback,
+    cudart_checked_cuCoredumpGetAttribute,
+    cudart_checked_cuCoredumpGetAttributeGlobal,
+    cudart_checked_cuCoredumpSetAttribute,
+    cudart_checked_cuCoredumpSetAttributeGlobal,
+    cudart_checked_cuCtxCreate,
+    cudart_checked_cuCtxCreate_v4,
+    cudart_checked_cuCtxDestroy,
+    cudart_checked_cuCtxDestroy_v2,
+    cudart_checked_cuCtxDisablePeerAccess,
+    cudart_checked_cuCtxEnablePeerAccess,
+    cudart_checked_cuCtxFromGreenCtx,
+    cudart_checked_cuCtxGetApiVersion,
+    cudart_checked_cuCtxGetCacheConfig,
+    cudart_checked_cuCtxGetCurrent,
+    cudart_checked_cuCtxGetDevice,
+    cudart_checked_cuCtxGetDevice_v2,
+    cudart_checked_cuCtxGetFlags,
+    cudart_checked_cuCtxGetId,
+    cudart_checked_cuCtxGetLimit,
+    cudart_checked_cuCtxGetStreamPriorityRange,
+    cudart_checked_cuCtxPopCurrent,
+    cudart_checked_cuCtxPopCurrent_v2,
+    cudart_checked_cuCtxPushCurrent,
+    cudart_checked_cuCtxPushCurrent_v2,
+    cudart_checked_cuCtxRecordEvent,
+    cudart_checked_cuCtxResetPersistingL2Cache,
+    cudart_checked_cuCtxSetCacheConfig,
+    cudart_checked_cuCtxSetCurrent,
+    cudart_checked_cuCtxSetFlags,
+    cudart_checked_cuCtxSetLimit,
+    cudart_checked_cuCtxSynchronize,
+    cudart_checked_cuCtxSynchronize_v2,
+    cudart_checked_cuCtxWaitEvent,
+    cudart_checked_cuDestroyExternalMemory,
+    cudart_checked_cuDestroyExternalSemaphore,
+    cudart_checked_cuDevResourceGenerateDesc,
+    cudart_checked_cuDeviceCanAccessPeer,
+    cudart_checked_cuDeviceGet,
+    cudart_checked_cuDeviceGetAttribute,
+    cudart_checked_cuDeviceGetCliqueCount,
+    cudart_checked_cuDeviceGetCount,
+    cudart_checked_cuDeviceGetDefaultMemPool,
+    cudart_checked_cuDeviceGetExecAffinitySupport,
+    cudart_checked_cuDeviceGetMemPool,
+    cudart_checked_cuDeviceGetNvSciSyncAttributes,
+    cudart_checked_cuDeviceGetP2PAttribute,
+    cudart_checked_cuDeviceGetTexture1DLinearMaxWidth,
+    cudart_checked_cuDeviceGraphMemTrim,
+    cudart_checked_cuDevicePrimaryCtxGetState,
+    cudart_checked_cuDevicePrimaryCtxRelease,
+    cudart_checked_cuDevicePrimaryCtxRelease_v2,
+    cudart_checked_cuDevicePrimaryCtxReset,
+    cudart_checked_cuDevicePrimaryCtxReset_v2,
+    cudart_checked_cuDevicePrimaryCtxRetain,
+    cudart_checked_cuDevicePrimaryCtxSetFlags,
+    cudart_checked_cuDevicePrimaryCtxSetFlags_v2,
+    cudart_checked_cuDeviceSetMemPool,
+    cudart_checked_cuDeviceTotalMem,
+    cudart_checked_cuDeviceTotalMem_v2,
+    cudart_checked_cuDeviceUnregisterAsyncNotification,
+    cudart_checked_cuDriverGetVersion,
+    cudart_checked_cuEventCreate,
+    cudart_checked_cuEventDestroy,
+    cudart_checked_cuEventDestroy_v2,
+    cudart_checked_cuEventElapsedTime,
+    cudart_checked_cuEventElapsedTime_v2,
+    cudart_checked_cuEventQuery,
+    cudart_checked_cuEventRecord,
+    cudart_checked_cuEventRecordWithFlags,
+    cudart_checked_cuEventSynchronize,
+    cudart_checked_cuExternalMemoryGetMappedBuffer,
+    cudart_checked_cuExternalMemoryGetMappedMipmappedArray,
+    cudart_checked_cuFabricCpyBatchAsync,
+    cudart_checked_cuFlushGPUDirectRDMAWrites,
+    cudart_checked_cuFuncGetAttribute,
+    cudart_checked_cuFuncGetModule,
+    cudart_checked_cuFuncGetParamCount,
+    cudart_checked_cuFuncGetParamInfo,
+    cudart_checked_cuFuncIsLoaded,
+    cudart_checked_cuFuncLoad,
+    cudart_checked_cuFuncSetAttribute,
+    cudart_checked_cuFuncSetCacheConfig,
+    cudart_checked_cuGetExportTable,
+    cudart_checked_cuGraphAddBatchMemOpNode,
+    cudart_checked_cuGraphAddChildGraphNode,
+    cudart_checked_cuGraphAddDependencies,
+    cudart_checked_cuGraphAddDependencies_v2,
+    cudart_checked_cuGraphAddEmptyNode,
+    cudart_checked_cuGraphAddEventRecordNode,
+    cudart_checked_cuGraphAddEventWaitNode,
+    cudart_checked_cuGraphAddExternalSemaphoresSignalNode,
+    cudart_checked_cuGraphAddExternalSemaphoresWaitNode,
+    cudart_checked_cuGraphAddKernelNode,
+    cudart_checked_cuGraphAddKernelNode_v2,
+    cudart_checked_cuGraphAddMemAllocNode,
+    cudart_checked_cuGraphAddMemFreeNode,
+    cudart_checked_cuGraphAddMemcpyNode,
+    cudart_checked_cuGraphAddMemsetNode,
+    cudart_checked_cuGraphAddNode,
+    cudart_checked_cuGraphAddNode_v2,
+    cudart_checked_cuGraphAddNode_v3,
+    cudart_checked_cuGraphBatchMemOpNodeSetParams,
+    cudart_checked_cuGraphChildGraphNodeGetGraph,
+    cudart_checked_cuGraphConditionalHandleCreate,
+    cudart_checked_cuGraphCreate,
+    cudart_checked_cuGraphDestroy,
+    cudart_checked_cuGraphDestroyNode,
+    cudart_checked_cuGraphEventRecordNodeGetEvent,
+    cudart_checked_cuGraphEventRecordNodeSetEvent,
+    cudart_checked_cuGraphEventWaitNodeGetEvent,
+    cudart_checked_cuGraphEventWaitNodeSetEvent,
+    cudart_checked_cuGraphExecBatchMemOpNodeSetParams,
+    cudart_checked_cuGraphExecChildGraphNodeSetParams,
+    cudart_checked_cuGraphExecDestroy,
+    cudart_checked_cuGraphExecEventRecordNodeSetEvent,
+    cudart_checked_cuGraphExecEventWaitNodeSetEvent,
+    cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cuGraphExecGetFlags,
+    cudart_checked_cuGraphExecGetId,
+    cudart_checked_cuGraphExecKernelNodeSetParams,
+    cudart_checked_cuGraphExecKernelNodeSetParams_v2,
+    cudart_checked_cuGraphExecMemcpyNodeSetParams,
+    cudart_checked_cuGraphExecMemsetNodeSetParams,
+    cudart_checked_cuGraphExecNodeSetParams,
+    cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cuGraphGetId,
+    cudart_checked_cuGraphKernelNodeCopyAttributes,
+    cudart_checked_cuGraphKernelNodeSetParams,
+    cudart_checked_cuGraphKernelNodeSetParams_v2,
+    cudart_checked_cuGraphLaunch,
+    cudart_checked_cuGraphMemFreeNodeGetParams,
+    cudart_checked_cuGraphMemcpyNodeSetParams,
+    cudart_checked_cuGraphMemsetNodeSetParams,
+    cudart_checked_cuGraphNodeFindInClone,
+    cudart_checked_cuGraphNodeGetContainingGraph,
+    cudart_checked_cuGraphNodeGetEnabled,
+    cudart_checked_cuGraphNodeGetLocalId,
+    cudart_checked_cuGraphNodeGetToolsId,
+    cudart_checked_cuGraphNodeGetType,
+    cudart_checked_cuGraphNodeSetEnabled,
+    cudart_checked_cuGraphNodeSetParams,
+    cudart_checked_cuGraphNodeSetParams_v2,
+    cudart_checked_cuGraphReleaseUserObject,
+    cudart_checked_cuGraphRemoveDependencies,
+    cudart_checked_cuGraphRemoveDependencies_v2,
+    cudart_checked_cuGraphRetainUserObject,
+    cudart_checked_cuGraphUpload,
+    cudart_checked_cuGraphicsMapResources,
+    cudart_checked_cuGraphicsResourceGetMappedMipmappedArray,
+    cudart_checked_cuGraphicsResourceGetMappedPointer,
+    cudart_checked_cuGraphicsResourceGetMappedPointer_v2,
+    cudart_checked_cuGraphicsResourceSetMapFlags,
+    cudart_checked_cuGraphicsResourceSetMapFlags_v2,
+    cudart_checked_cuGraphicsSubResourceGetMappedArray,
+    cudart_checked_cuGraphicsUnmapResources,
+    cudart_checked_cuGraphicsUnregisterResource,
+    cudart_checked_cuGreenCtxCreate,
+    cudart_checked_cuGreenCtxDestroy,
+    cudart_checked_cuGreenCtxGetId,
+    cudart_checked_cuGreenCtxRecordEvent,
+    cudart_checked_cuGreenCtxStreamCreate,
+    cudart_checked_cuGreenCtxWaitEvent,
+    cudart_checked_cuImportExternalMemory,
+    cudart_checked_cuImportExternalSemaphore,
+    cudart_checked_cuInit,
+    cudart_checked_cuIpcCloseMemHandle,
+    cudart_checked_cuKernelGetAttribute,
+    cudart_checked_cuKernelGetFunction,
+    cudart_checked_cuKernelGetLibrary,
+    cudart_checked_cuKernelGetParamCount,
+    cudart_checked_cuKernelGetParamInfo,
+    cudart_checked_cuKernelSetAttribute,
+    cudart_checked_cuKernelSetCacheConfig,
+    cudart_checked_cuLibraryGetKernelCount,
+    cudart_checked_cuLibraryGetModule,
+    cudart_checked_cuLibraryUnload,
+    cudart_checked_cuLinkComplete,
+    cudart_checked_cuLinkCreate,
+    cudart_checked_cuLinkCreate_v2,
+    cudart_checked_cuLinkDestroy,
+    cudart_checked_cuLogicalEndpointAddDevice,
+    cudart_checked_cuLogicalEndpointBindAddr,
+    cudart_checked_cuLogicalEndpointBindMem,
+    cudart_checked_cuLogicalEndpointCreate,
+    cudart_checked_cuLogicalEndpointDestroy,
+    cudart_checked_cuLogicalEndpointExport,
+    cudart_checked_cuLogicalEndpointGetLimits,
+    cudart_checked_cuLogicalEndpointIdRelease,
+    cudart_checked_cuLogicalEndpointIdReserve,
+    cudart_checked_cuLogicalEndpointImport,
+    cudart_checked_cuLogicalEndpointQuery,
+    cudart_checked_cuLogicalEndpointUnbind,
+    cudart_checked_cuLogsCurrent,
+    cudart_checked_cuLogsUnregisterCallback,
+    cudart_checked_cuMemAddressFree,
+    cudart_checked_cuMemAddressReserve,
+    cudart_checked_cuMemAlloc,
+    cudart_checked_cuMemAllocAsync,
+    cudart_checked_cuMemAllocFromPoolAsync,
+    cudart_checked_cuMemAllocManaged,
+    cudart_checked_cuMemAllocPitch,
+    cudart_checked_cuMemAllocPitch_v2,
+    cudart_checked_cuMemAlloc_v2,
+    cudart_checked_cuMemBatchDecompressAsync,
+    cudart_checked_cuMemDiscardAndPrefetchBatchAsync,
+    cudart_checked_cuMemDiscardBatchAsync,
+    cudart_checked_cuMemExportToShareableHandle,
+    cudart_checked_cuMemFree,
+    cudart_checked_cuMemFreeAsync,
+    cudart_checked_cuMemFreeHost,
+    cudart_checked_cuMemFree_v2,
+    cudart_checked_cuMemGetAccess,
+    cudart_checked_cuMemGetAddressRange,
+    cudart_checked_cuMemGetAddressRange_v2,
+    cudart_checked_cuMemGetAllocationGranularity,
+    cudart_checked_cuMemGetDefaultMemPool,
+    cudart_checked_cuMemGetHandleForAddressRange,
+    cudart_checked_cuMemGetInfo,
+    cudart_checked_cuMemGetInfo_v2,
+    cudart_checked_cuMemGetMemPool,
+    cudart_checked_cuMemHostGetDevicePointer,
+    cudart_checked_cuMemHostGetDevicePointer_v2,
+    cudart_checked_cuMemHostGetFlags,
+    cudart_checked_cuMemHostRegister,
+    cudart_checked_cuMemHostRegister_v2,
+    cudart_checked_cuMemHostUnregister,
+    cudart_checked_cuMemMap,
+    cudart_checked_cuMemMapArrayAsync,
+    cudart_checked_cuMemPoolCreate,
+    cudart_checked_cuMemPoolDestroy,
+    cudart_checked_cuMemPoolExportToShareableHandle,
+    cudart_checked_cuMemPoolGetAccess,
+    cudart_checked_cuMemPoolImportFromShareableHandle,
+    cudart_checked_cuMemPoolImportPointer,
+    cudart_checked_cuMemPoolSetAccess,
+    cudart_checked_cuMemPoolTrimTo,
+    cudart_checked_cuMemPrefetchBatchAsync,
+    cudart_checked_cuMemRelease,
+    cudart_checked_cuMemSetAccess,
+    cudart_checked_cuMemSetMemPool,
+    cudart_checked_cuMemUnmap,
+    cudart_checked_cuMemcpy,
+    cudart_checked_cuMemcpy2D,
+    cudart_checked_cuMemcpy2DAsync,
+    cudart_checked_cuMemcpy2DAsync_v2,
+    cudart_checked_cuMemcpy2DUnaligned,
+    cudart_checked_cuMemcpy2DUnaligned_v2,
+    cudart_checked_cuMemcpy2D_v2,
+    cudart_checked_cuMemcpy3D,
+    cudart_checked_cuMemcpy3DAsync,
+    cudart_checked_cuMemcpy3DAsync_v2,
+    cudart_checked_cuMemcpy3DBatchAsync,
+    cudart_checked_cuMemcpy3DBatchAsync_v2,
+    cudart_checked_cuMemcpy3DPeer,
+    cudart_checked_cuMemcpy3DPeerAsync,
+    cudart_checked_cuMemcpy3DWithAttributesAsync,
+    cudart_checked_cuMemcpy3D_v2,
+    cudart_checked_cuMemcpyAsync,
+    cudart_checked_cuMemcpyAtoA,
+    cudart_checked_cuMemcpyAtoA_v2,
+    cudart_checked_cuMemcpyAtoD,
+    cudart_checked_cuMemcpyAtoD_v2,
+    cudart_checked_cuMemcpyAtoH,
+    cudart_checked_cuMemcpyAtoHAsync,
+    cudart_checked_cuMemcpyAtoHAsync_v2,
+    cudart_checked_cuMemcpyAtoH_v2,
+    cudart_checked_cuMemcpyBatchAsync,
+    cudart_checked_cuMemcpyBatchAsync_v2,
+    cudart_checked_cuMemcpyDtoA,
+    cudart_checked_cuMemcpyDtoA_v2,
+    cudart_checked_cuMemcpyDtoD,
+    cudart_checked_cuMemcpyDtoDAsync,
+    cudart_checked_cuMemcpyDtoDAsync_v2,
+    cudart_checked_cuMemcpyDtoD_v2,
+    cudart_checked_cuMemcpyDtoH,
+    cudart_checked_cuMemcpyDtoHAsync,
+    cudart_checked_cuMemcpyDtoHAsync_v2,
+    cudart_checked_cuMemcpyDtoH_v2,
+    cudart_checked_cuMemcpyHtoA,
+    cudart_checked_cuMemcpyHtoAAsync,
+    cudart_checked_cuMemcpyHtoAAsync_v2,
+    cudart_checked_cuMemcpyHtoA_v2,
+    cudart_checked_cuMemcpyHtoD,
+    cudart_checked_cuMemcpyHtoDAsync,
+    cudart_checked_cuMemcpyHtoDAsync_v2,
+    cudart_checked_cuMemcpyHtoD_v2,
+    cudart_checked_cuMemcpyPeer,
+    cudart_checked_cuMemcpyPeerAsync,
+    cudart_checked_cuMemcpyWithAttributesAsync,
+    cudart_checked_cuMemsetD16,
+    cudart_checked_cuMemsetD16Async,
+    cudart_checked_cuMemsetD16_v2,
+    cudart_checked_cuMemsetD2D16,
+    cudart_checked_cuMemsetD2D16Async,
+    cudart_checked_cuMemsetD2D16_v2,
+    cudart_checked_cuMemsetD2D32,
+    cudart_checked_cuMemsetD2D32Async,
+    cudart_checked_cuMemsetD2D32_v2,
+    cudart_checked_cuMemsetD2D8,
+    cudart_checked_cuMemsetD2D8Async,
+    cudart_checked_cuMemsetD2D8_v2,
+    cudart_checked_cuMemsetD32,
+    cudart_checked_cuMemsetD32Async,
+    cudart_checked_cuMemsetD32_v2,
+    cudart_checked_cuMemsetD8,
+    cudart_checked_cuMemsetD8Async,
+    cudart_checked_cuMemsetD8_v2,
+    cudart_checked_cuMipmappedArrayCreate,
+    cudart_checked_cuMipmappedArrayDestroy,
+    cudart_checked_cuMipmappedArrayGetLevel,
+    cudart_checked_cuModuleGetFunctionCount,
+    cudart_checked_cuModuleGetLoadingMode,
+    cudart_checked_cuModuleUnload,
+    cudart_checked_cuMulticastAddDevice,
+    cudart_checked_cuMulticastBindAddr,
+    cudart_checked_cuMulticastBindAddr_v2,
+    cudart_checked_cuMulticastBindMem,
+    cudart_checked_cuMulticastBindMem_v2,
+    cudart_checked_cuMulticastGetGranularity,
+    cudart_checked_cuMulticastUnbind,
+    cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock,
+    cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    cudart_checked_cuOccupancyMaxActiveClusters,
+    cudart_checked_cuOccupancyMaxPotentialClusterSize,
+    cudart_checked_cuPointerGetAttributes,
+    cudart_checked_cuSignalExternalSemaphoresAsync,
+    cudart_checked_cuStreamAttachMemAsync,
+    cudart_checked_cuStreamBatchMemOp,
+    cudart_checked_cuStreamBatchMemOp_v2,
+    cudart_checked_cuStreamBeginCapture,
+    cudart_checked_cuStreamBeginCaptureToCig,
+    cudart_checked_cuStreamBeginCaptureToGraph,
+    cudart_checked_cuStreamBeginCapture_v2,
+    cudart_checked_cuStreamCopyAttributes,
+    cudart_checked_cuStreamCreate,
+    cudart_checked_cuStreamCreateWithPriority,
+    cudart_checked_cuStreamDestroy,
+    cudart_checked_cuStreamDestroy_v2,
+    cudart_checked_cuStreamEndCapture,
+    cudart_checked_cuStreamEndCaptureToCig,
+    cudart_checked_cuStreamGetCtx,
+    cudart_checked_cuStreamGetCtx_v2,
+    cudart_checked_cuStreamGetDevice,
+    cudart_checked_cuStreamGetFlags,
+    cudart_checked_cuStreamGetGreenCtx,
+    cudart_checked_cuStreamGetId,
+    cudart_checked_cuStreamGetPriority,
+    cudart_checked_cuStreamIsCapturing,
+    cudart_checked_cuStreamQuery,
+    cudart_checked_cuStreamSynchronize,
+    cudart_checked_cuStreamUpdateCaptureDependencies,
+    cudart_checked_cuStreamUpdateCaptureDependencies_v2,
+    cudart_checked_cuStreamWaitEvent,
+    cudart_checked_cuStreamWaitValue32,
+    cudart_checked_cuStreamWaitValue32_v2,
+    cudart_checked_cuStreamWaitValue64,
+    cudart_checked_cuStreamWaitValue64_v2,
+    cudart_checked_cuStreamWriteValue32,
+    cudart_checked_cuStreamWriteValue32_v2,
+    cudart_checked_cuStreamWriteValue64,
+    cudart_checked_cuStreamWriteValue64_v2,
+    cudart_checked_cuSurfObjectDestroy,
+    cudart_checked_cuTensorMapReplaceAddress,
+    cudart_checked_cuTensorMapSetAllocationClass,
+    cudart_checked_cuTexObjectDestroy,
+    cudart_checked_cuUserObjectRelease,
+    cudart_checked_cuUserObjectRetain,
+    cudart_checked_cuWaitExternalSemaphoresAsync,
     NULL,
 };
 
@@ -57912,10 +58298,12 @@ static PyObject **const cudart_checked_references[] = {
 
 /* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
  * functions standing for those of `reference` (name -> the Python checked function),
- * with `helpers` (cudart._checked) and the checked module's namespace (its _error, _lib
- * and __name__). */
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
 static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    (void)self;
     if (cudart_arity("checked", nargs, 3) < 0)
         return NULL;
     PyObject *reference = args[0], *namespace = args[2];
@@ -57926,8 +58314,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
     if (cudart_checked_helpers(args[1], namespace) < 0)
         return NULL;
     PyObject *raw = PyDict_GetItemString(namespace, "_lib");
-    PyObject *module_name = PyDict_GetItemString(namespace, "__name__");
-    if (!module_name
+    if (0
         || cudart_checked_class(raw, "CUarray", &cudart_handle_CUarray) < 0
         || cudart_checked_class(raw, "CUasyncCallbackHandle", &cudart_handle_CUasyncCallbackHandle) < 0
         || cudart_checked_class(raw, "CUcheckpointOperationHandle", &cudart_handle_CUcheckpointOperationHandle) < 0
@@ -57976,11 +58363,8 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "CUstreamCaptureMode_enum", &cudart_enum_CUstreamCaptureMode_enum) < 0
         || cudart_checked_class(raw, "CUstreamCaptureStatus_enum", &cudart_enum_CUstreamCaptureStatus_enum) < 0
         || cudart_checked_class(raw, "CUtensorMapAllocClass_enum", &cudart_enum_CUtensorMapAllocClass_enum) < 0
-    ) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
+    )
         return NULL;
-    }
     cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
     /* The calls after which a host callback's failure is reported: name -> per stream. */
     PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
@@ -57989,22 +58373,15 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         Py_CLEAR(reporting);
     }
     PyObject *out = reporting ? PyDict_New() : NULL;
-    for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
-        PyMethodDef *def = &cudart_checked_defs[i];
-        PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
+    for (Py_ssize_t i = 0; out && cudart_checked_names[i]; i++) {
+        PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        const char *doc = cudart_checked_doc(cudart_checked_signatures[i], ref);
-        if (!doc) {
-            Py_CLEAR(out);
-            break;
-        }
-        def->ml_doc = doc;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = PyCFunction_NewEx(def, self, module_name);
-        if (!fn || PyDict_SetItemString(out, def->ml_name, fn) < 0)
+        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }

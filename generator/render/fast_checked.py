@@ -70,7 +70,6 @@ class CheckedFunction:
     inputs: tuple[CheckedInput, ...]
     outputs: tuple[CheckedOutput, ...]
     query: int | None  # QUERY: the status that is False (cudaErrorNotReady)
-    text_signature: str
     index: int  # in the module's table of compiled checked functions
     destroys_holder: str = ""  # a graph's handle kind: `_c.destroyed` runs for ints too
 
@@ -154,26 +153,21 @@ class CheckedCompiler:
         inputs: list[CheckedInput] = []
         outputs: list[CheckedOutput] = []
         holder = ""
-        names = []
         for p in plan.params:
             fp = raw.params[c_index[p.name]]
             if p.role is Role.IN:
                 if p.effect is Effect.DESTROYS and p.ctype in _HOLDER_KINDS:
                     holder = p.ctype
                 inputs.append(self._input(plan, p, fp, len(inputs)))
-                given = p.default if p.default == "None" or _literal(p.default) else None
-                names.append(p.py_name + (f"={given}" if given else ""))
             else:
                 c = plan.function.params[c_index[p.name]]
                 outputs.append(CheckedOutput(fp, self._output(p, c)))
-        signature = f"{plan.name}({', '.join(['$module', *names])})"
         return CheckedFunction(
             plan.name,
             raw,
             tuple(inputs),
             tuple(outputs),
             self.not_ready if plan.result is ResultKind.QUERY else None,
-            signature,
             len(self.functions),
             holder,
         )

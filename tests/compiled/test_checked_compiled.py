@@ -70,7 +70,10 @@ class _Version:
             if inspect.isfunction(value) and value.__module__ == self.checked.__name__
         }
         self.fast = recording_module(number, surface)
-        self.compiled = self.fast.checked(self.reference, _checked, self.namespace)
+        # As cudart._checked.compile_checked makes them, from the recording build.
+        self.compiled = _checked.compiled_functions(
+            self.fast.checked, self.reference, self.namespace
+        )
         self.specs = {f["name"]: f for f in specs(model)["functions"]}
         self.unbound: dict[str, object] = {}  # `_<name>` as the module binds it
 
@@ -322,16 +325,22 @@ def test_the_happy_path_stays_in_c(versions, key, surface):
 
 @pytest.mark.parametrize("key, surface", CASES)
 def test_compiled_functions_keep_the_reference_signature_and_doc(versions, key, surface):
+    # What help(), inspect and a reader see is the Python function's: its signature with
+    # annotations, docstring, names and source (through __wrapped__).
     version = versions[key, surface]
     for name, compiled in version.compiled.items():
         ref = version.reference[name]
+        assert inspect.signature(compiled) == inspect.signature(ref), name
         assert compiled.__doc__ == ref.__doc__, name
-        assert compiled.__name__ == ref.__name__ and compiled.__module__ == ref.__module__
-        # A text signature carries no annotations (CPython's parser drops them): the
-        # names, kinds and defaults are the reference's.
-        got = [(p.name, p.kind, p.default) for p in inspect.signature(compiled).parameters.values()]
-        want = [(p.name, p.kind, p.default) for p in inspect.signature(ref).parameters.values()]
-        assert got == want, name
+        assert compiled.__annotations__ == ref.__annotations__, name
+        assert (compiled.__name__, compiled.__qualname__, compiled.__module__) == (
+            ref.__name__,
+            ref.__qualname__,
+            ref.__module__,
+        )
+    name, compiled = next(iter(sorted(version.compiled.items())))
+    assert inspect.getsource(compiled) == inspect.getsource(version.reference[name])
+    assert inspect.isroutine(compiled) and not inspect.isbuiltin(compiled)
 
 
 def test_the_checked_module_binds_its_names_to_the_c_functions():
@@ -339,13 +348,17 @@ def test_the_checked_module_binds_its_names_to_the_c_functions():
     # (where the compiled backend is in force), the references stay.
     number = _number("12.5")
     code = f"""
-import json, cudart
+import inspect, json, pydoc, cudart
 from cudart import checked_{number} as m
 print(json.dumps({{
     "backend": cudart.backend(),
     "public": type(m.cudaGetDevice).__name__,
     "reference": type(m._reference["cudaGetDevice"]).__name__,
     "not compiled": type(m.cudaGetErrorString).__name__,
+    "signature": str(inspect.signature(m.cudaStreamQuery)),
+    "python signature": str(inspect.signature(m._reference["cudaStreamQuery"])),
+    "help": "(stream: 'cudaStream_t | _HandleLike') -> 'bool'"
+    in pydoc.render_doc(m.cudaStreamQuery),
 }}))
 """
     out = json.loads(run_python(code, env=_library_env("12.5")).stdout)
@@ -353,9 +366,12 @@ print(json.dumps({{
         pytest.skip("the compiled backend is not in force")
     assert out == {
         "backend": "compiled",
-        "public": "builtin_function_or_method",
+        "public": "compiled_checked_function",
         "reference": "function",
         "not compiled": "function",
+        "signature": out["python signature"],
+        "python signature": "(stream: 'cudaStream_t | _HandleLike') -> 'bool'",
+        "help": True,
     }
 
 
@@ -435,7 +451,9 @@ def test_the_waits_report_host_callback_failures_as_the_reference_does(versions,
     )
     # The compiled functions hold cudart._checked's deque: installed again, they read
     # this one.
-    compiled = version.fast.checked(version.reference, _checked, version.namespace)
+    compiled = _checked.compiled_functions(
+        version.fast.checked, version.reference, version.namespace
+    )
     stream = version.raw.cudaStream_t(0x7000)
     version.fast.record(True)
     try:

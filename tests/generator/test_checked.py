@@ -18,7 +18,6 @@ import re
 from pathlib import Path
 
 import pytest
-from fast_support import python_checked
 from suite import GENERATED, probe_each_version, run_python, version_keys
 
 import cudart._checked as _c
@@ -281,12 +280,7 @@ def test_queries_return_bool_and_only_queries(plans, key):
 
 def test_shapes_of_well_known_functions(manifest):
     checked = importlib.import_module("cudart.checked_12050")
-
-    def sig(fn):
-        # Annotated on the Python checked function (a compiled one, issue 23, has its
-        # text signature: names, kinds and defaults).
-        return inspect.signature(python_checked(checked, fn.__name__))
-
+    sig = inspect.signature
     assert str(sig(checked.cudaMalloc)) == "(size: 'int') -> 'int'"
     assert str(sig(checked.cudaMemGetInfo)) == "() -> 'tuple[int, int]'"
     assert sig(checked.cudaGetDeviceProperties).return_annotation == "cudaDeviceProp"
