@@ -473,6 +473,18 @@ static PyMemberDef cudart_checked_members[] = {
     {NULL, 0, 0, 0, NULL},
 };
 
+/* Pickled (and copied) by name, as a function is: the module's attribute of its name. */
+static PyObject *cudart_checked_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef cudart_checked_methods[] = {
+    {"__reduce__", cudart_checked_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef cudart_checked_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -480,6 +492,7 @@ static PyGetSetDef cudart_checked_getset[] = {
 
 static PyType_Slot cudart_checked_slots[] = {
     {Py_tp_getset, cudart_checked_getset},
+    {Py_tp_methods, cudart_checked_methods},
     {Py_tp_call, cudart_checked_tp_call},
     {Py_tp_descr_get, cudart_checked_get},
     {Py_tp_repr, cudart_checked_repr},

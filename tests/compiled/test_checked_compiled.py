@@ -11,10 +11,12 @@ always goes to the reference, which would make the comparison hold trivially).
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import importlib
 import inspect
 import json
+import pickle
 
 import pytest
 from fast_support import compiler, recording_module
@@ -341,6 +343,10 @@ def test_compiled_functions_keep_the_reference_signature_and_doc(versions, key, 
     name, compiled = next(iter(sorted(version.compiled.items())))
     assert inspect.getsource(compiled) == inspect.getsource(version.reference[name])
     assert inspect.isroutine(compiled) and not inspect.isbuiltin(compiled)
+    # Pickled by name, as the Python function is: the module's function comes back.
+    public = getattr(version.checked, name)
+    assert pickle.loads(pickle.dumps(public)) is public
+    assert copy.deepcopy(public) is public
 
 
 def test_the_checked_module_binds_its_names_to_the_c_functions():
