@@ -208,7 +208,7 @@ def row_malloc_free_async(ctx: Context) -> Row:
 
     def raw(kind: str):
         m, f = _raw(ctx, "cudaMallocAsync", kind), _raw(ctx, "cudaFreeAsync", kind)
-        return "m(a, 4, s); f(p.value, s)", {"m": m, "f": f, "a": a, "p": p, "s": s}
+        return "(m(a, 4, s), f(p.value, s))", {"m": m, "f": f, "a": a, "p": p, "s": s}
 
     def checked(which: str):
         m, f = _checked_fn(ctx, "cudaMallocAsync", which), _checked_fn(ctx, "cudaFreeAsync", which)
@@ -280,7 +280,7 @@ def row_stream_create_destroy(ctx: Context) -> Row:
 
     def raw(kind: str):
         c, d = _raw(ctx, "cudaStreamCreate", kind), _raw(ctx, "cudaStreamDestroy", kind)
-        return "c(a); d(h.value)", {"c": c, "d": d, "a": a, "h": h}
+        return "(c(a), d(h.value))", {"c": c, "d": d, "a": a, "h": h}
 
     def checked(which: str):
         create = _checked_fn(ctx, "cudaStreamCreate", which)
