@@ -270,9 +270,10 @@ static inline PyObject *cudart_c_raise(long long code)
     if (cached) {
         PyObject *args = PyObject_GetAttrString(exc, "args");
         if (args && PyTuple_Check(args)) {
+            /* Another thread may have made it meanwhile (the factory is Python code). */
             Py_INCREF(cls);
-            cudart_error_classes[code] = cls;
-            cudart_error_args[code] = args;
+            CUDART_SETREF(cudart_error_classes[code], cls);
+            CUDART_SETREF(cudart_error_args[code], args);
         } else {
             Py_XDECREF(args);
             PyErr_Clear();
