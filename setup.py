@@ -24,6 +24,9 @@ NOTICE = "cudart: no compiled backend ({why}); the ctypes backend serves (cudart
 # extensions from, rather than compile the same sources a second time: the test suite's
 # packaging test sets it (tests/generator/test_packaging.py). Unset, everything compiles.
 PREBUILT_ENV = "CUDART_PREBUILT"
+# What every generated extension includes: the headers beside the package (the calls'
+# protocol, the integer conversion, the checked functions' converters).
+HEADERS = tuple(str(h.relative_to(HERE)) for h in sorted((HERE / "cudart").glob("*.h")))
 
 
 class OptionalBuildExt(build_ext):
@@ -90,7 +93,7 @@ def extensions() -> list[Extension]:
         _extension(
             source.stem,
             str(source.relative_to(HERE)),
-            depends=["cudart/_fastcall.h", "cudart/_cint.h"],
+            depends=list(HEADERS),
             libraries=["dl"],
         )
         for source in generated

@@ -214,3 +214,69 @@ double loop_cu_launch(void *fn, const void *func, unsigned grid, unsigned block,
     *status = e;
     return (double)total;
 }
+
+/* ---- The checked layer's rows (bench/checked_rows.py). */
+
+typedef int (*malloc_async_fn)(void **, size_t, void *);
+typedef int (*free_async_fn)(void *, void *);
+typedef int (*create_fn)(void **);
+
+/* cudaMallocAsync(&p, size, stream) then cudaFreeAsync(p, stream), `burst` pairs a burst. */
+double loop_malloc_free_async(void *fm, void *ff, size_t size, void *stream, long burst,
+                              long bursts, void *sync, int *status)
+{
+    malloc_async_fn m = (malloc_async_fn)fm;
+    free_async_fn f = (free_async_fn)ff;
+    no_arg_fn s = (no_arg_fn)sync;
+    long long total = 0;
+    int e = 0;
+    for (long b = 0; b < bursts; b++) {
+        long long t0 = now_ns();
+        for (long i = 0; i < burst; i++) {
+            void *p = NULL;
+            e |= m(&p, size, stream);
+            e |= f(p, stream);
+        }
+        total += now_ns() - t0;
+        s();
+    }
+    sink = e;
+    *status = e;
+    return (double)total;
+}
+
+/* cudaStreamCreate(&s) then cudaStreamDestroy(s), n pairs. */
+double loop_create_destroy(void *fc, void *fd, long n, int *status)
+{
+    create_fn c = (create_fn)fc;
+    handle_fn d = (handle_fn)fd;
+    int e = 0;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        void *h = NULL;
+        e |= c(&h);
+        e |= d(h);
+    }
+    long long t1 = now_ns();
+    sink = e;
+    *status = e;
+    return (double)(t1 - t0);
+}
+
+/* What the compiled backend pays per call that releases the GIL: PyEval_SaveThread then
+ * PyEval_RestoreThread, n times (their addresses handed in; called through
+ * ctypes.PyDLL, with the GIL held). */
+typedef void *(*save_fn)(void);
+typedef void (*restore_fn)(void *);
+
+double loop_gil(void *fs, void *fr, long n, int *status)
+{
+    save_fn save = (save_fn)fs;
+    restore_fn restore = (restore_fn)fr;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        restore(save());
+    long long t1 = now_ns();
+    *status = 0;
+    return (double)(t1 - t0);
+}

@@ -60,6 +60,8 @@ class Loops:
             "loop_out_pointer": (vp, lg, ip),
             "loop_device_attribute": (vp, c_int, c_int, lg, ip),
             "loop_cu_launch": (vp, vp, c_uint, c_uint, vp, lg, lg, vp, ip),
+            "loop_malloc_free_async": (vp, vp, c_size_t, vp, lg, lg, vp, ip),
+            "loop_create_destroy": (vp, vp, lg, ip),
         }
         self.fns = {}
         for name, argtypes in sigs.items():
@@ -69,6 +71,11 @@ class Loops:
             self.fns[name] = fn
         self.lib = lib
         self._status = c_int()
+        # Called with the GIL held (PyDLL): the loop releases and takes it back itself.
+        gil = ctypes.PyDLL(str(path))["loop_gil"]
+        gil.argtypes = (vp, vp, lg, ip)
+        gil.restype = c_double
+        self.fns["loop_gil"] = gil
 
     @property
     def status(self) -> int:
@@ -108,6 +115,22 @@ class Loops:
     ) -> float:
         total = self._call("loop_launch_grids", fn, config, func, argv, grid, burst, bursts, sync)
         return total / (burst * bursts)
+
+    def malloc_free_async(
+        self, fm, ff, size: int, stream, burst: int, bursts: int, sync: int
+    ) -> float:
+        total = self._call("loop_malloc_free_async", fm, ff, size, stream, burst, bursts, sync)
+        return total / (burst * bursts)
+
+    def create_destroy(self, fc: int, fd: int, n: int) -> float:
+        return self._call("loop_create_destroy", fc, fd, n) / n
+
+    def gil(self, n: int) -> float:
+        """ns per release and re-acquire of the GIL (PyEval_SaveThread/RestoreThread)."""
+        api = ctypes.pythonapi
+        save = ctypes.cast(api.PyEval_SaveThread, c_void_p).value
+        restore = ctypes.cast(api.PyEval_RestoreThread, c_void_p).value
+        return self._call("loop_gil", save, restore, n) / n
 
     # The driver API's loops (libcuda symbols).
 

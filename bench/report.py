@@ -17,7 +17,7 @@ FORMAT = 1
 # Which row ids the section headings group, in table order.
 GROUPS = [
     ("Calls (raw and checked)", ("call.",)),
-    ("Kernel launches, copies and event records", ("launch.", "memcpy.", "event.")),
+    ("Kernel launches, copies and event records", ("launch.", "memcpy.", "event.", "alloc.")),
     ("Import and memory", ("import", "memory")),
     ("Generator", ("generator",)),
     ("Compiling with NVRTC", ("compile.",)),
@@ -159,6 +159,42 @@ TARGETS = [
         0.25,
         strict=True,
     ),
+]
+
+# Issue 23's targets for the compiled checked functions: at or below CuPy, within 1.2x
+# of the raw compiled call (rows ids, the call's words).
+_CHECKED_CALLS = [
+    ("call.cudaGetDevice", "cudaGetDevice"),
+    ("call.cudaRuntimeGetVersion", "cudaRuntimeGetVersion"),
+    ("call.cudaDriverGetVersion", "cudaDriverGetVersion"),
+    ("call.cudaGetDevice.raising", "cudaGetDevice raising"),
+    ("call.cudaStreamQuery.object", "cudaStreamQuery(stream object)"),
+    ("event.record", "cudaEventRecord"),
+    ("memcpy.h2d4", "cudaMemcpyAsync of 4 bytes"),
+    ("alloc.mallocfreeasync", "cudaMallocAsync + cudaFreeAsync"),
+    ("call.cudaStreamCreate+Destroy", "cudaStreamCreate + cudaStreamDestroy"),
+]
+TARGETS += [
+    Target(
+        f"checked23.{row}.CuPy",
+        f"checked {words} at or below CuPy",
+        row,
+        "cudart checked",
+        "CuPy",
+        1.0,
+    )
+    for row, words in _CHECKED_CALLS
+] + [
+    Target(
+        f"checked23.{row}.raw",
+        f"checked {words} within 1.2× of the raw compiled call",
+        row,
+        "cudart checked",
+        "cudart raw, compiled",
+        1.2,
+    )
+    for row, words in _CHECKED_CALLS
+    if row != "call.cudaGetDevice.raising"  # the raw call returns the status, raises nothing
 ]
 
 # Why a target is missed, keyed by target id, from what the runs showed; printed beside

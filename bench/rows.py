@@ -393,6 +393,24 @@ def _handwritten(ctx: Context, name: str, argtypes: tuple):
     return fn
 
 
+def _checked_pair(ctx: Context, name: str, stmt: str, args: dict) -> dict:
+    """'cudart checked' (what `cudart.<name>` is: the compiled checked function where
+    the compiled backend has it, issue 23) and 'cudart checked, Python' (the Python
+    checked function it stands for, the layer as it was before)."""
+
+    def reference():
+        fn = ctx.checked(name)
+        found = vars(sys.modules[fn.__module__]).get("_reference", {}).get(name)
+        if found is None:
+            raise LookupError(f"cudart.{name} is the Python checked function here")
+        return stmt, {"f": found, **args}
+
+    return {
+        "cudart checked": _candidate(lambda: (stmt, {"f": ctx.checked(name), **args})),
+        "cudart checked, Python": _candidate(reference),
+    }
+
+
 def row_get_device(ctx: Context) -> Row:
     row = Row("call.cudaGetDevice", "cudaGetDevice(&device): one pointer out", "ns", ref="C")
     row.data["also"] = "cuda-bindings"
@@ -418,7 +436,7 @@ def row_get_device(ctx: Context) -> Row:
                 {"f": _raw(ctx, "cudaGetDevice", "compiled"), "byref": byref, "d": dev},
             )
         ),
-        "cudart checked": _candidate(lambda: ("f()", {"f": ctx.checked("cudaGetDevice")})),
+        **_checked_pair(ctx, "cudaGetDevice", "f()", {}),
         "ctypes, c_void_p + int address": _candidate(
             lambda: handwritten(c_void_p, "f(a)", {"a": addr})
         ),
@@ -447,7 +465,7 @@ def row_stream_query(ctx: Context) -> Row:
             lambda: _c_loop(ctx, "cudaStreamQuery", lambda lp, fn, n: lp.handle(fn, None, n))
         ),
         **_raw_pair(ctx, "cudaStreamQuery", "f(0)", {}),
-        "cudart checked": _candidate(lambda: ("f(0)", {"f": ctx.checked("cudaStreamQuery")})),
+        **_checked_pair(ctx, "cudaStreamQuery", "f(0)", {}),
         "ctypes, c_void_p": _candidate(handwritten),
         "cuda-bindings": _candidate(lambda: ("f(0)", {"f": ctx.cuda_bindings().cudaStreamQuery})),
         "CuPy": _candidate(lambda: ("f(0)", {"f": _cupy_runtime(ctx, "streamQuery")})),
@@ -950,7 +968,7 @@ def row_memcpy(ctx: Context) -> Row:
     cands = {
         "C": _candidate(c_loop),
         **_raw_pair(ctx, "cudaMemcpyAsync", stmt, args),
-        "cudart checked": _candidate(lambda: (stmt, {"f": ctx.checked("cudaMemcpyAsync"), **args})),
+        **_checked_pair(ctx, "cudaMemcpyAsync", stmt, args),
         "ctypes": _candidate(handwritten),
         "cuda-bindings": _candidate(bindings),
         "CuPy": _candidate(lambda: (stmt, {"f": _cupy_runtime(ctx, "memcpyAsync"), **args})),
@@ -1012,7 +1030,7 @@ def row_event_record(ctx: Context) -> Row:
             )
         ),
         **_raw_pair(ctx, "cudaEventRecord", stmt, {"e": e}),
-        "cudart checked": _candidate(lambda: (stmt, {"f": ctx.checked("cudaEventRecord"), "e": e})),
+        **_checked_pair(ctx, "cudaEventRecord", stmt, {"e": e}),
         "ctypes": _candidate(handwritten),
         "cuda-bindings": _candidate(lambda: _cuda_bindings_event(ctx, e)),
         "CuPy": _candidate(lambda: (stmt, {"f": _cupy_runtime(ctx, "eventRecord"), "e": e})),
@@ -1375,10 +1393,11 @@ ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
 
 
 def all_rows() -> list[tuple[frozenset, Callable[[Context], Row | list[Row]]]]:
-    """ROWS, then issue 23's launch rows (bench/launch_rows.py) and the driver API's
-    rows (bench/driver_rows.py), which build on this module's helpers and so are
-    imported here, not above."""
-    from . import driver_rows, launch_rows
+    """ROWS, then issue 23's call rows (bench/checked_rows.py: each says where it runs)
+    and launch rows (bench/launch_rows.py), and the driver API's rows
+    (bench/driver_rows.py), which build on this module's helpers and so are imported
+    here, not above."""
+    from . import checked_rows, driver_rows, launch_rows
 
     gpu = frozenset({"gpu"})
-    return ROWS + [(gpu, row) for row in launch_rows.ROWS + driver_rows.ROWS]
+    return ROWS + checked_rows.ROWS + [(gpu, row) for row in launch_rows.ROWS + driver_rows.ROWS]

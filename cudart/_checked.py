@@ -13,6 +13,7 @@ import sys
 import threading
 from collections import deque
 from ctypes import ArgumentError, byref
+from functools import update_wrapper
 
 from . import _handles, _hostmem
 from ._backend import compiled_for
@@ -241,6 +242,51 @@ def bind_on_first_call(namespace: dict, lib: Any, table: dict) -> None:
             namespace["_" + name + "_out"] = _Unbound(
                 namespace, lib, name, restype, argtypes, outputs[0]
             )
+
+
+def report_callback_failures(name: str, status: int, first: Any) -> None:
+    """After the compiled checked `name` waited: raise a host callback's failure as the
+    wrapper `_<name>` of the reference does (`_reporting_callback_failures`)."""
+    report = sys.modules[_CALLBACKS].report_failures
+    if _REPORTS_CALLBACK_FAILURES[name]:
+        report(status, first)
+    else:
+        report(status)
+
+
+def compile_checked(namespace: dict, lib: Any) -> None:
+    """Where the compiled backend serves `lib` and its extension has the checked functions
+    in C (issue 23): bind a checked module's public names to them. The Python functions
+    stay, as `_reference` (name -> function): each C function calls its own for
+    whatever its happy path does not take, and the ctypes backend calls them."""
+    fast = compiled_for(library_of_namespace(vars(lib)), lib.CUDA_VERSION)
+    install = getattr(fast, "checked", None)
+    if install is None:
+        return
+    reference = namespace.get("_reference")
+    if reference is None:
+        module = namespace["__name__"]
+        reference = {
+            name: value
+            for name, value in namespace.items()
+            if type(value) is _FUNCTION and value.__module__ == module
+        }
+        namespace["_reference"] = reference
+    namespace.update(compiled_functions(install, reference, namespace))
+
+
+def compiled_functions(install: Any, reference: dict, namespace: dict) -> dict:
+    """The C functions an extension's `checked` makes for a checked module's `reference`
+    functions, each with its reference's name, docs and annotations, and the reference
+    as __wrapped__: inspect.signature, help() and inspect.getsource see the Python
+    function's."""
+    compiled = install(reference, sys.modules[__name__], namespace)
+    for name, fn in compiled.items():
+        update_wrapper(fn, reference[name])
+    return compiled
+
+
+_FUNCTION = type(compile_checked)
 
 
 def compiled(lib: Any) -> bool:

@@ -24999,3 +24999,9 @@ def cuWaitExternalSemaphoresAsync(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+# The compiled backend's C functions stand for the functions above where it has them
+# (cudart._checked.compile_checked); these stay, as `_reference`, for the rest.
+if _compiled:
+    _c.compile_checked(globals(), _lib)

@@ -226,6 +226,13 @@ class CheckedView:
         return self.model.cuda_version
 
     @property
+    def compiles(self) -> bool:
+        """Whether the compiled backend has this module's checked functions in C."""
+        from .fast import COMPILED_SURFACES
+
+        return self.context.surface in COMPILED_SURFACES
+
+    @property
     def imports(self) -> list[str]:
         """Names of the raw module the generated code uses at run time."""
         return sorted(self._imports)

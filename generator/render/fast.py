@@ -312,6 +312,10 @@ class FastView:
         self.types = context.types
         self._records: dict[str, FastRecord] = {}
         self.functions = self._functions()
+        # The checked functions compiled beside the raw ones (issue 23).
+        from .fast_checked import CheckedCompiler
+
+        self.checked = CheckedCompiler(context, self.functions)
 
     @property
     def cuda_version(self) -> int:

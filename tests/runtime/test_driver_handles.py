@@ -23,6 +23,7 @@ import types
 import weakref
 
 import pytest
+from fast_support import stand_in_for_c
 from suite import run_python
 
 import cudart
@@ -105,7 +106,7 @@ class Recorder:
 
 def record(monkeypatch, module, name: str, status: int = 0) -> Recorder:
     recorder = Recorder(status)
-    monkeypatch.setitem(vars(module), "_" + name, recorder)
+    stand_in_for_c(monkeypatch, module, name, recorder)
     return recorder
 
 

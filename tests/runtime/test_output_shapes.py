@@ -13,6 +13,7 @@ import importlib
 import inspect
 
 import pytest
+from fast_support import stand_in_for_c
 from suite import probe_each_version
 
 import cudart
@@ -56,7 +57,7 @@ class Writer:
 
 def replace_c(monkeypatch, module, name: str, data: bytes = b"") -> Writer:
     writer = Writer(data)
-    monkeypatch.setitem(vars(module), "_" + name, writer)
+    stand_in_for_c(monkeypatch, module, name, writer)
     return writer
 
 

@@ -104,7 +104,15 @@ try:
 except cudart.CudaError:
     pass
 checked = sys.modules[cudart.sys.__name__.replace(".sys_", ".checked_")]
-out["checked_bound"] = address(checked.__dict__["_cudaStreamSynchronize"])
+# What the checked call called: its `_<name>`, or, where the compiled checked function
+# took the call itself (issue 23), the slot it calls, its extension's.
+bound = checked.__dict__["_cudaStreamSynchronize"]
+if type(bound).__name__ == "_Unbound":
+    from cudart._backend import compiled_module
+    fast = compiled_module(cudart.sys.CUDA_VERSION)
+    out["checked_bound"] = fast.address("cudaStreamSynchronize")
+else:
+    out["checked_bound"] = address(bound)
 out["checked_expected"] = exported(cudart.sys.SYMBOLS_PER_THREAD["cudaStreamSynchronize"])
 out["has_launch"] = _contract.exported(cudart.sys, cdll, "cudaLaunchKernelExC")
 

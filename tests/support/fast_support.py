@@ -114,7 +114,7 @@ def _test_build(source: Path) -> Path:
         str(REPO / "cudart"),
     ]
     digest = hashlib.sha256(" ".join(command).encode())
-    for part in (source, REPO / "cudart" / "_fastcall.h", REPO / "cudart" / "_cint.h"):
+    for part in (source, *sorted((REPO / "cudart").glob("*.h"))):
         digest.update(part.read_bytes())
     folder = Path(tempfile.gettempdir()) / f"cudart-test-hooks-{os.getuid()}"
     path = folder / f"{source.stem}.{digest.hexdigest()[:16]}.so"
@@ -127,3 +127,19 @@ def _test_build(source: Path) -> Path:
         assert proc.returncode == 0, proc.stderr[-3000:]
         os.replace(partial, path)  # concurrent builds of one source: either one serves
     return path
+
+
+def python_checked(module, name: str):
+    """The Python checked function `name` of a checked module: the public one, or, where
+    the compiled backend binds the public name to a C function (issue 23), the Python
+    function it stands for (the module's `_reference`). Tests that stand in for C by
+    replacing the module's `_<name>` call this one."""
+    return vars(module).get("_reference", {}).get(name) or getattr(module, name)
+
+
+def stand_in_for_c(monkeypatch, module, name: str, stand_in) -> None:
+    """Replace what the checked function `name` of `module` calls C through (its
+    `_<name>`) by `stand_in`, and the public name by the Python checked function, which
+    calls it (a compiled checked function calls C itself, issue 23)."""
+    monkeypatch.setitem(vars(module), "_" + name, stand_in)
+    monkeypatch.setitem(vars(module), name, python_checked(module, name))

@@ -1,0 +1,531 @@
+/* The checked layer compiled (issue 23): the converters and helpers of the C checked
+ * functions that generator/render/fast_checked.py emits into cudart/_fast_<ver>.c,
+ * after _fastcall.h (whose output readers and recorder they share).
+ *
+ * A C checked function takes the happy path only. Each converter returns 1 with the
+ * value C takes, or 0 for anything it does not take as is, never raising: the function
+ * then calls the Python checked function it stands for (the reference) with the same
+ * arguments, so every refusal raises what the reference raises. The converters accept
+ * only what the reference's own fast path passes on unchanged (an exact int in range,
+ * an object of exactly the handle class, ...; fast_checked.py lists them).
+ *
+ * A failed status raises the per-code class the reference's `_error(code, _lib)` makes,
+ * with the same arguments: made once per code by the reference's factory, then kept
+ * (class and arguments) and raised from C.
+ */
+#ifndef CUDART_FASTCHECKED_H
+#define CUDART_FASTCHECKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <structmember.h>
+
+/* Py_XSETREF, which the limited API lacks. */
+#define CUDART_SETREF(dst, src)                                                           \
+    do {                                                                                  \
+        PyObject *cudart_old_ = (PyObject *)(dst);                                        \
+        (dst) = (src);                                                                    \
+        Py_XDECREF(cudart_old_);                                                          \
+    } while (0)
+
+/* ---------------------------------------------------------------- converters */
+
+static inline int cudart_c_signed(PyObject *o, long long low, long long high, long long *out)
+{
+    if (!PyLong_CheckExact(o))
+        return 0;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || v < low || v > high)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static inline int cudart_c_unsigned(PyObject *o, unsigned long long high, unsigned long long *out)
+{
+    if (!PyLong_CheckExact(o))
+        return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear(); /* negative, or 2**64 and more */
+        return 0;
+    }
+    if (v > high)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* An enum: a member of its class (an IntEnum member, valid by construction), or an
+ * exact int that `member` says is one. */
+static inline int cudart_c_enum(PyObject *o, PyTypeObject *cls, int (*member)(long long),
+                                long long *out)
+{
+    int overflow = 0;
+    long long v;
+    if (Py_TYPE(o) == cls) {
+        v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        *out = v;
+        return 1;
+    }
+    if (!PyLong_CheckExact(o))
+        return 0;
+    v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || !member(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static inline int cudart_c_double(PyObject *o, double *out)
+{
+    if (!PyFloat_CheckExact(o))
+        return 0;
+    *out = PyFloat_AsDouble(o);
+    return 1;
+}
+
+/* An address: an int in [0, 2**64), None where `none` (NULL); where C reads a record,
+ * not an int in [1, 64 KiB) (the reference refuses those). */
+static inline int cudart_c_address(PyObject *o, int none, int record, void **out)
+{
+    if (o == Py_None) {
+        *out = NULL;
+        return none;
+    }
+    unsigned long long v;
+    if (!cudart_c_unsigned(o, UINT64_MAX, &v) || (record && v && v < (1ULL << 16)))
+        return 0;
+    *out = (void *)(uintptr_t)v;
+    return 1;
+}
+
+/* Where a ctypes object keeps the pointer to its memory (CDataObject's b_ptr), found at
+ * install as _fastcall.h finds byref()'s (cudart_checked_find_memory): the buffer
+ * protocol costs a c_void_p about 60 ns a read, this a load. -1: not found, the buffer
+ * protocol serves. */
+static Py_ssize_t cudart_memory_offset = -1;
+
+static inline void *cudart_memory_of(PyObject *o)
+{
+    char *memory;
+    memcpy(&memory, (const char *)o + cudart_memory_offset, sizeof memory);
+    return memory;
+}
+
+/* What a c_void_p object holds (its memory, as ctypes passes it). */
+static inline int cudart_c_pointer_value(PyObject *o, void **out)
+{
+    if (cudart_memory_offset >= 0) {
+        memcpy(out, cudart_memory_of(o), sizeof(void *));
+        return 1;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = view.len >= (Py_ssize_t)sizeof(void *);
+    if (ok)
+        memcpy(out, view.buf, sizeof(void *));
+    PyBuffer_Release(&view);
+    return ok;
+}
+
+/* A handle: an object of exactly its class (a destroyed one is of a subclass), an
+ * address, or None (NULL). */
+static inline int cudart_c_handle(PyObject *o, PyTypeObject *cls, void **out)
+{
+    if (Py_TYPE(o) == cls)
+        return cudart_c_pointer_value(o, out);
+    return cudart_c_address(o, 1, 0, out);
+}
+
+/* ---------------------------------------------------------------- outputs */
+
+/* A new handle object of `cls` holding the slot's address: the class's own C
+ * constructor (ctypes'), no Python code. */
+static inline PyObject *cudart_c_new_handle(PyTypeObject *cls, const void *slot)
+{
+    PyObject *h = PyObject_CallNoArgs((PyObject *)cls);
+    if (!h)
+        return NULL;
+    if (cudart_memory_offset >= 0) {
+        memcpy(cudart_memory_of(h), slot, sizeof(void *));
+        return h;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(h, &view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(h);
+        return NULL;
+    }
+    if (view.len >= (Py_ssize_t)sizeof(void *))
+        memcpy(view.buf, slot, sizeof(void *));
+    PyBuffer_Release(&view);
+    return h;
+}
+
+/* An enum output: the member of `cls`, or the int where the enum lacks the value
+ * (cudart._checked.enum_value). */
+static inline PyObject *cudart_c_enum_value(PyTypeObject *cls, char code, const void *slot)
+{
+    PyObject *v = cudart_output_value(code, slot);
+    if (!v)
+        return NULL;
+    PyObject *member = PyObject_CallFunctionObjArgs((PyObject *)cls, v, NULL);
+    if (member) {
+        Py_DECREF(v);
+        return member;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    PyErr_Clear();
+    return v;
+}
+
+/* ---------------------------------------------------------------- the reference */
+
+/* The reference called with the arguments as given (positional and keywords). */
+static inline PyObject *cudart_c_fallback(PyObject *reference, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    if (!reference) {
+        PyErr_SetString(PyExc_RuntimeError, "a compiled checked function was not installed");
+        return NULL;
+    }
+    PyObject *tuple = PyTuple_New(nargs);
+    if (!tuple)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SetItem(tuple, i, args[i]);
+    }
+    PyObject *kwargs = NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+    if (nkw > 0) {
+        kwargs = PyDict_New();
+        for (Py_ssize_t j = 0; kwargs && j < nkw; j++) {
+            if (PyDict_SetItem(kwargs, PyTuple_GetItem(kwnames, j), args[nargs + j]) < 0)
+                Py_CLEAR(kwargs);
+        }
+        if (!kwargs) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+    }
+    PyObject *r = PyObject_Call(reference, tuple, kwargs);
+    Py_DECREF(tuple);
+    Py_XDECREF(kwargs);
+    return r;
+}
+
+/* ---------------------------------------------------------------- helpers from Python */
+
+/* Set by the module's checked() (templates/fast_module.c.j2) from the checked module it
+ * serves: its `_error` and `_lib`, and cudart._checked's lifetime and callback helpers. */
+static PyObject *cudart_make_error, *cudart_error_lib;
+static PyObject *cudart_claim, *cudart_unclaim, *cudart_destroyed;
+static PyObject *cudart_failures, *cudart_report_failures;
+
+/* Each code's class and arguments once made (codes below CUDART_ERROR_CACHE). */
+#define CUDART_ERROR_CACHE 1024
+static PyObject *cudart_error_classes[CUDART_ERROR_CACHE];
+static PyObject *cudart_error_args[CUDART_ERROR_CACHE];
+
+static inline void cudart_forget_errors(void)
+{
+    for (int i = 0; i < CUDART_ERROR_CACHE; i++) {
+        Py_CLEAR(cudart_error_classes[i]);
+        Py_CLEAR(cudart_error_args[i]);
+    }
+}
+
+/* Raise the reference's exception for a failed status; returns NULL. */
+static inline PyObject *cudart_c_raise(long long code)
+{
+    int cached = code >= 0 && code < CUDART_ERROR_CACHE;
+    if (cached && cudart_error_classes[code]) {
+        PyObject *exc = PyObject_Call(cudart_error_classes[code], cudart_error_args[code], NULL);
+        if (exc) {
+            PyErr_SetObject(cudart_error_classes[code], exc);
+            Py_DECREF(exc);
+        }
+        return NULL;
+    }
+    PyObject *number = PyLong_FromLongLong(code);
+    PyObject *exc = number ? PyObject_CallFunctionObjArgs(cudart_make_error, number,
+                                                          cudart_error_lib, NULL)
+                           : NULL;
+    Py_XDECREF(number);
+    if (!exc)
+        return NULL;
+    PyObject *cls = (PyObject *)Py_TYPE(exc);
+    if (cached) {
+        PyObject *args = PyObject_GetAttrString(exc, "args");
+        if (args && PyTuple_Check(args)) {
+            /* Another thread may have made it meanwhile (the factory is Python code). */
+            Py_INCREF(cls);
+            CUDART_SETREF(cudart_error_classes[code], cls);
+            CUDART_SETREF(cudart_error_args[code], args);
+        } else {
+            Py_XDECREF(args);
+            PyErr_Clear();
+        }
+    }
+    PyErr_SetObject(cls, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* After a wait: a host callback's failure is raised as the reference's wrapper does
+ * (cudart._checked._reporting_callback_failures). 0, or -1 with it raised. */
+static inline int cudart_c_report(const char *name, long long status, PyObject *first)
+{
+    Py_ssize_t pending = PyObject_Size(cudart_failures);
+    if (pending <= 0)
+        return (int)pending; /* -1: raised */
+    PyObject *r = PyObject_CallFunction(cudart_report_failures, "sLO", name, status,
+                                        first ? first : Py_None);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+/* A helper's call (claim, unclaim, destroyed) with a handle and two strings; 0 or -1. */
+static inline int cudart_c_helper(PyObject *helper, PyObject *value, const char *a, const char *b)
+{
+    PyObject *r = b ? PyObject_CallFunction(helper, "Oss", value, a, b)
+                    : PyObject_CallFunctionObjArgs(helper, value, NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static inline PyObject *cudart_attribute(PyObject *o, const char *name)
+{
+    return PyObject_GetAttrString(o, name);
+}
+
+/* Take `helpers` (cudart._checked) and the checked module's namespace; 0 or -1. */
+static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
+{
+    PyObject *make_error = PyDict_GetItemString(namespace, "_error");
+    PyObject *lib = PyDict_GetItemString(namespace, "_lib");
+    if (!make_error || !lib) {
+        PyErr_SetString(PyExc_LookupError, "the checked module has no _error or _lib");
+        return -1;
+    }
+    Py_INCREF(make_error);
+    Py_INCREF(lib);
+    CUDART_SETREF(cudart_make_error, make_error);
+    CUDART_SETREF(cudart_error_lib, lib);
+    cudart_forget_errors();
+    CUDART_SETREF(cudart_claim, cudart_attribute(helpers, "claim"));
+    CUDART_SETREF(cudart_unclaim, cudart_attribute(helpers, "unclaim"));
+    CUDART_SETREF(cudart_destroyed, cudart_attribute(helpers, "destroyed"));
+    CUDART_SETREF(cudart_failures, cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED"));
+    CUDART_SETREF(cudart_report_failures, cudart_attribute(helpers, "report_callback_failures"));
+    if (!cudart_claim || !cudart_unclaim || !cudart_destroyed || !cudart_failures ||
+        !cudart_report_failures)
+        return -1;
+    return 0;
+}
+
+/* Whether `offset` is where objects of `cls` (a c_void_p class) keep their memory: for
+ * two values, the pointer there is the buffer protocol's own and holds the value. */
+static inline int cudart_memory_offset_holds(PyTypeObject *cls, Py_ssize_t offset)
+{
+    static const unsigned long long values[] = {0x1234567890ULL, 0xfedcba98ULL};
+    for (int i = 0; i < 2; i++) {
+        PyObject *number = PyLong_FromUnsignedLongLong(values[i]);
+        PyObject *o = number ? PyObject_CallFunctionObjArgs((PyObject *)cls, number, NULL) : NULL;
+        Py_XDECREF(number);
+        Py_buffer view;
+        int holds = o && PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) == 0;
+        if (holds) {
+            char *memory;
+            void *value;
+            memcpy(&memory, (const char *)o + offset, sizeof memory);
+            memcpy(&value, view.buf, sizeof value);
+            holds = memory == view.buf && (uintptr_t)value == values[i];
+            PyBuffer_Release(&view);
+        }
+        Py_XDECREF(o);
+        if (!holds) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Find cudart_memory_offset within a c_void_p's first 64 bytes, and hold it to every
+ * handle class the module reads (`classes`, NULL-terminated), or leave it -1. */
+static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObject **const *classes)
+{
+    cudart_memory_offset = -1;
+    for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= 64;
+         at += (Py_ssize_t)sizeof(void *)) {
+        if (!cudart_memory_offset_holds(c_void_p, at))
+            continue;
+        int every = 1;
+        for (Py_ssize_t i = 0; every && classes[i]; i++)
+            every = *classes[i] && cudart_memory_offset_holds(*classes[i], at);
+        if (every)
+            cudart_memory_offset = at;
+        return;
+    }
+}
+
+/* A class of the raw module (a handle or enum class), kept in *slot; 0 or -1. */
+static inline int cudart_checked_class(PyObject *raw, const char *name, PyTypeObject **slot)
+{
+    PyObject *cls = PyObject_GetAttrString(raw, name);
+    if (cls && !PyType_Check(cls)) {
+        PyErr_Format(PyExc_TypeError, "%s of the raw module is not a class", name);
+        Py_CLEAR(cls);
+    }
+    if (!cls)
+        return -1;
+    CUDART_SETREF(*slot, (PyTypeObject *)cls);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the function objects */
+
+/* A compiled checked function is an object of its own type, not a builtin function: it
+ * has a __dict__, where cudart._checked.compile_checked puts what functools.wraps puts
+ * (its reference as __wrapped__, the reference's __name__, __doc__, __annotations__),
+ * so inspect.signature, help() and inspect.getsource see the Python function's own. It
+ * is called through vectorcall, as a builtin function is: the slot and flag are CPython's
+ * stable ABI (the limited API names them from 3.12; 3.11 has them at these values). */
+typedef PyObject *(*cudart_vectorcall)(PyObject *, PyObject *const *, size_t, PyObject *);
+#define CUDART_TPFLAGS_HAVE_VECTORCALL (1UL << 11)
+#define CUDART_NARGS(nargsf) ((Py_ssize_t)((nargsf) & ~((size_t)1 << (8 * sizeof(size_t) - 1))))
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *dict;
+    cudart_vectorcall call;
+} cudart_checked_object;
+
+static PyObject *cudart_checked_type; /* made once, by cudart_checked_new */
+
+/* A call through tp_call (PyObject_Call with a tuple): as the vectorcall. */
+static PyObject *cudart_checked_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t n = PyTuple_Size(args), k = kwargs ? PyDict_Size(kwargs) : 0;
+    PyObject **items = PyMem_Malloc(sizeof(PyObject *) * (size_t)(n + k + 1));
+    PyObject *names = k ? PyTuple_New(k) : NULL;
+    if (!items || (k && !names)) {
+        PyMem_Free(items);
+        Py_XDECREF(names);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        items[i] = PyTuple_GetItem(args, i);
+    Py_ssize_t pos = 0, j = 0;
+    PyObject *key, *value;
+    while (k && PyDict_Next(kwargs, &pos, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SetItem(names, j, key);
+        items[n + j++] = value;
+    }
+    PyObject *r = ((cudart_checked_object *)self)->call(self, items, (size_t)n, names);
+    PyMem_Free(items);
+    Py_XDECREF(names);
+    return r;
+}
+
+/* A function at a module's top level is never bound as a method: taken from a class, it
+ * stays itself (and pydoc documents it as a routine). */
+static PyObject *cudart_checked_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)obj;
+    (void)type;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *cudart_checked_repr(PyObject *self)
+{
+    PyObject *name = PyObject_GetAttrString(self, "__qualname__");
+    PyObject *r = name ? PyUnicode_FromFormat("<compiled checked function %U>", name) : NULL;
+    Py_XDECREF(name);
+    return r;
+}
+
+static void cudart_checked_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    Py_XDECREF(((cudart_checked_object *)self)->dict);
+    PyObject_Free(self);
+    Py_DECREF(type);
+}
+
+static PyMemberDef cudart_checked_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(cudart_checked_object, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(cudart_checked_object, call), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+/* Pickled (and copied) by name, as a function is: the module's attribute of its name. */
+static PyObject *cudart_checked_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef cudart_checked_methods[] = {
+    {"__reduce__", cudart_checked_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef cudart_checked_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot cudart_checked_slots[] = {
+    {Py_tp_getset, cudart_checked_getset},
+    {Py_tp_methods, cudart_checked_methods},
+    {Py_tp_call, cudart_checked_tp_call},
+    {Py_tp_descr_get, cudart_checked_get},
+    {Py_tp_repr, cudart_checked_repr},
+    {Py_tp_dealloc, cudart_checked_dealloc},
+    {Py_tp_members, cudart_checked_members},
+    {Py_tp_doc, (void *)"A checked function compiled (issue 23): its __wrapped__ is the Python one."},
+    {0, NULL},
+};
+
+static PyType_Spec cudart_checked_spec = {
+    "cudart.compiled_checked_function",
+    sizeof(cudart_checked_object),
+    0,
+    Py_TPFLAGS_DEFAULT | CUDART_TPFLAGS_HAVE_VECTORCALL,
+    cudart_checked_slots,
+};
+
+/* A new compiled checked function calling `call`; NULL with an exception set. */
+static inline PyObject *cudart_checked_new(cudart_vectorcall call)
+{
+    if (!cudart_checked_type && !(cudart_checked_type = PyType_FromSpec(&cudart_checked_spec)))
+        return NULL;
+    cudart_checked_object *f = PyObject_New(cudart_checked_object, (PyTypeObject *)cudart_checked_type);
+    if (!f)
+        return NULL; /* (PyObject_Init took a reference to the heap type) */
+    f->dict = PyDict_New();
+    f->call = call;
+    if (!f->dict) {
+        Py_DECREF(f);
+        return NULL;
+    }
+    return (PyObject *)f;
+}
+
+#endif /* CUDART_FASTCHECKED_H */

@@ -1,0 +1,473 @@
+"""The checked layer compiled (issue 23): each checked function whose parameters all have
+a C converter is also a C function (generator/render/fast_checked.py), which takes the
+happy path and hands everything else to the Python checked function, its reference.
+
+Differential: over the fuzz grid's cases (tests/support/fuzz_ranges.py, read as is) and
+the happy values beside them, the C function and its reference give the same outcome:
+C reached with the same arguments (the test build's recorder), the same value back, or
+the same exception class and message. The C function is called positionally (a keyword
+always goes to the reference, which would make the comparison hold trivially).
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import importlib
+import inspect
+import json
+import pickle
+
+import pytest
+from fast_support import compiler, recording_module
+from fuzz_ranges import _bad_values, _fillers, specs
+from models import models_for
+from suite import REPO, quiet, run_python, version_keys
+
+from cudart import _checked
+from generator.fetch import fetch_version
+from generator.manifest import Manifest
+
+
+def _number(key: str) -> int:
+    major, minor = key.split(".")
+    return int(major) * 1000 + int(minor) * 10
+
+
+# The surfaces the compiled backend serves: (checked module, raw module, extension)
+# prefixes.
+SURFACES = {
+    "runtime": ("checked_", "sys_", "_fast_"),
+    "driver": ("driver_checked_", "driver_", "_fast_driver_"),
+}
+
+
+def _has_checked_c(key: str, surface: str) -> bool:
+    source = REPO / "generated" / f"{SURFACES[surface][2]}{_number(key)}.c"
+    return source.is_file() and "cudart_checked_install" in source.read_text()
+
+
+# The versions the grid runs: 12.5 and 13.5 (each is a test build of its extensions,
+# about 20 s a module on two cores, and every version's C comes from the same
+# generator code; the fuzz grid holds every version's raw layer to the ctypes one),
+# where their generated C has the checked functions.
+GRID_VERSIONS = ("12.5", "13.5")
+VERSIONS = [k for k in version_keys() if k in GRID_VERSIONS and _has_checked_c(k, "runtime")]
+CASES = [(k, s) for k in VERSIONS for s in SURFACES if _has_checked_c(k, s)]
+
+
+class _Version:
+    """One version's checked module, its recording build's C checked functions (bound
+    to the module's reference functions) and the fuzz grid's specs of its functions."""
+
+    def __init__(self, key: str, surface: str, model) -> None:
+        number = _number(key)
+        checked, raw, _ = SURFACES[surface]
+        self.checked = importlib.import_module(f"cudart.{checked}{number}")
+        self.raw = importlib.import_module(f"cudart.{raw}{number}")
+        self.namespace = vars(self.checked)
+        self.reference = self.namespace.get("_reference") or {
+            name: value
+            for name, value in self.namespace.items()
+            if inspect.isfunction(value) and value.__module__ == self.checked.__name__
+        }
+        self.fast = recording_module(number, surface)
+        # As cudart._checked.compile_checked makes them, from the recording build.
+        self.compiled = _checked.compiled_functions(
+            self.fast.checked, self.reference, self.namespace
+        )
+        self.specs = {f["name"]: f for f in specs(model)["functions"]}
+        self.unbound: dict[str, object] = {}  # `_<name>` as the module binds it
+
+    def recording(self, name: str):
+        """Put the recording build's raw variants where the reference calls C (as
+        cudart._checked binds them for the compiled backend); returns an undo."""
+        from cudart._backend import spec
+
+        saved = {}
+        for suffix in ("", "_out"):
+            key = f"_{name}{suffix}"
+            if key not in self.namespace:
+                continue
+            saved[key] = self.namespace[key]
+            unbound = self.unbound.setdefault(key, self.namespace[key])
+            outputs = getattr(unbound, "outputs", ())
+            self.namespace[f"_{name}{suffix}"] = self.fast.variant(
+                name, spec(unbound.argtypes, outputs)
+            )
+        self.namespace["_compiled"] = True
+
+        def undo() -> None:
+            self.namespace.update(saved)
+
+        return undo
+
+
+@pytest.fixture(scope="module")
+def versions(header_sets):
+    """(key, surface) -> its _Version."""
+    if compiler() is None:
+        pytest.skip("no C compiler")
+    manifest = Manifest.load()
+    found = {}
+    for surface in SURFACES:
+        keys = [key for key, s in CASES if s == surface]
+        headers = {
+            key: (
+                header_sets[key]
+                if surface == "runtime"
+                else fetch_version(manifest, key, quiet, surface)
+            )
+            for key in keys
+        }
+        models = models_for(headers)
+        found.update({(key, surface): _Version(key, surface, models[key]) for key in keys})
+    return found
+
+
+def _outcome(fn, args: list) -> tuple:
+    try:
+        result = fn(*args)
+    except Exception as exc:
+        return ("raised", type(exc).__name__, str(exc))
+    return ("returned", type(result).__name__, repr(result))
+
+
+def _happy_values(raw, check: dict) -> dict:
+    """Values the C converters take (or must hand on: a destroyed handle, a subclass),
+    beyond the grid's nonsense: an integer's ends and an enum's members, a handle
+    object of the class, an address."""
+    from cudart._handles import mark_destroyed
+
+    t = check["t"]
+    if t == "int":
+        values = {"low": check["low"], "high": check["high"], "true": True}
+        if check["members"]:
+            values["member"] = check["members"][-1]
+            if check["enum"]:
+                enum = getattr(raw, check["enum"])
+                values["enum member"] = enum(check["members"][-1])
+        if check["flags"]:
+            values["flags"] = check["flags"]
+        return values
+    if t == "handle":
+        cls = getattr(raw, check["cls"])
+        dead = cls(0x5678)
+        mark_destroyed(dead, "test")
+        # A view of other memory (a record's field): C gets what that memory holds.
+        view = cls.from_buffer(bytearray((0x9ABC).to_bytes(ctypes.sizeof(cls), "little")))
+        return {
+            "own": cls(0x5678),
+            "view": view,
+            "int": 0x5678,
+            "destroyed": dead,
+            "top": 2**64 - 1,
+        }
+    if t == "pointer":
+        return {"int": 0x10000, "small": 0x10, "top": 2**64 - 1, "bytearray": bytearray(64)}
+    if t == "other":
+        return {"float": 2.5, "int": 2}
+    return {}
+
+
+def _cases(version: _Version, name: str):
+    """(label, positional-argument maker) for each case of the function: its legal
+    call, then each input given each grid value and each happy value."""
+    f = version.specs[name]
+    ref = version.reference[name]
+    inputs = [p for p in f["params"] if p["role"] in ("in", "inout")]
+    order = list(inspect.signature(ref).parameters)
+    assert [p["py"] for p in inputs] == order, (name, order)
+    fillers = _legal(version, name, inputs)
+
+    def maker(which: str | None = None, label: str | None = None):
+        def make() -> list:
+            values = dict(fillers)
+            if which is not None:
+                p = next(q for q in inputs if q["py"] == which)
+                every = {
+                    **_bad_values(version.raw, p["check"]),
+                    **_happy_values(version.raw, p["check"]),
+                }
+                values[which] = every[label]
+            return [values[n] for n in order]
+
+        return make
+
+    yield "legal", maker()
+    parameters = inspect.signature(ref).parameters.values()
+    required = sum(1 for q in parameters if q.default is inspect.Parameter.empty)
+    if required < len(order):  # the defaults, as C takes them when omitted
+        legal = maker()
+        yield "defaults omitted", lambda: legal()[:required]
+    for p in inputs:
+        labels = {**_bad_values(version.raw, p["check"]), **_happy_values(version.raw, p["check"])}
+        for label in labels:
+            yield f"{p['py']}={label}", maker(p["py"], label)
+
+
+def _legal(version: _Version, name: str, inputs: list[dict]) -> dict:
+    """The first combination of the grid's legal values the reference takes to C."""
+    import itertools
+
+    choices = [(p["py"], _fillers(version.raw, p)) for p in inputs]
+    undo = version.recording(name)
+    try:
+        for combination in itertools.islice(itertools.product(*(c for _, c in choices)), 256):
+            values = {n: v for (n, _), v in zip(choices, combination, strict=True)}
+            version.fast.recorded().clear()
+            try:
+                version.reference[name](**values)
+            except Exception:
+                continue
+            if version.fast.recorded():
+                return values
+    finally:
+        undo()
+    raise AssertionError(f"{name}: no legal call of the grid reaches C")
+
+
+def _outputs(f: dict) -> set[int]:
+    return {i for i, p in enumerate(f["params"]) if p["role"] != "in"}
+
+
+def _memory(f: dict, args: list) -> set[int]:
+    """The C parameters given memory (a buffer: each call's fresh object has its own
+    address), which the comparison takes as reaching C, at whatever address."""
+    from cudart._handles import Handle
+
+    inputs = [i for i, p in enumerate(f["params"]) if p["role"] in ("in", "inout")]
+    return {
+        c
+        for c, arg in zip(inputs, args)  # noqa: B905 (omitted defaults: fewer args)
+        if not (arg is None or isinstance(arg, (int, float, Handle)))
+    }
+
+
+def _recorded(version: _Version, hidden: set[int]) -> list:
+    """What C got, the outputs' slots (addresses of the call's own) and memory's
+    addresses left out."""
+    return [
+        (name, tuple(None if i in hidden else v for i, v in enumerate(values)))
+        for name, values in version.fast.recorded()
+    ]
+
+
+def _run(version: _Version, fn, make, f: dict) -> tuple:
+    version.fast.recorded().clear()
+    args = make()
+    outcome = _outcome(fn, args)
+    return outcome, _recorded(version, _outputs(f) | _memory(f, args))
+
+
+@pytest.mark.parametrize("key, surface", CASES)
+def test_compiled_and_python_checked_functions_agree_on_the_grid(versions, key, surface):
+    version = versions[key, surface]
+    differences, cases = [], 0
+    version.fast.record(True)
+    try:
+        for name, compiled in sorted(version.compiled.items()):
+            f = version.specs[name]
+            undo = version.recording(name)
+            try:
+                for label, make in _cases(version, name):
+                    cases += 1
+                    expected = _run(version, version.reference[name], make, f)
+                    got = _run(version, compiled, make, f)
+                    if got != expected:
+                        differences.append(f"{name}({label}): python {expected}, C {got}")
+            finally:
+                undo()
+    finally:
+        version.fast.record(False)
+    assert differences == [], differences[:20]
+    assert cases > 10 * len(version.compiled)
+
+
+def _python_path_refuses(namespace: dict, name: str) -> dict:
+    """Make the reference's calls into C raise: the C function must not need them.
+    Returns what it replaced."""
+
+    def refuse(*args):
+        raise AssertionError(f"{name}: the Python checked function was called")
+
+    saved = {k: namespace[k] for k in (f"_{name}", f"_{name}_out") if k in namespace}
+    namespace.update({k: refuse for k in saved})
+    return saved
+
+
+@pytest.mark.parametrize("key, surface", CASES)
+def test_the_happy_path_stays_in_c(versions, key, surface):
+    # The legal call of each compiled function reaches the recorder with the reference's
+    # own calls into C made to fail: C took it, not the Python fallback.
+    version = versions[key, surface]
+    version.fast.record(True)
+    taken = []
+    try:
+        for name, compiled in sorted(version.compiled.items()):
+            args = next(iter(_cases(version, name)))[1]()
+            # The grid's legal memory is None, which a `T *` takes through the
+            # reference (its count is checked there): an address here.
+            inputs = [p for p in version.specs[name]["params"] if p["role"] == "in"]
+            args = [
+                0x10000 if a is None and p["check"]["t"] == "pointer" else a
+                for a, p in zip(args, inputs, strict=True)
+            ]
+            saved = _python_path_refuses(version.namespace, name)
+            try:
+                version.fast.recorded().clear()
+                compiled(*args)
+                taken.append(bool(version.fast.recorded()))
+            finally:
+                version.namespace.update(saved)
+    finally:
+        version.fast.record(False)
+    assert taken and all(taken)
+
+
+@pytest.mark.parametrize("key, surface", CASES)
+def test_compiled_functions_keep_the_reference_signature_and_doc(versions, key, surface):
+    # What help(), inspect and a reader see is the Python function's: its signature with
+    # annotations, docstring, names and source (through __wrapped__).
+    version = versions[key, surface]
+    for name, compiled in version.compiled.items():
+        ref = version.reference[name]
+        assert inspect.signature(compiled) == inspect.signature(ref), name
+        assert compiled.__doc__ == ref.__doc__, name
+        assert compiled.__annotations__ == ref.__annotations__, name
+        assert (compiled.__name__, compiled.__qualname__, compiled.__module__) == (
+            ref.__name__,
+            ref.__qualname__,
+            ref.__module__,
+        )
+    name, compiled = next(iter(sorted(version.compiled.items())))
+    assert inspect.getsource(compiled) == inspect.getsource(version.reference[name])
+    assert inspect.isroutine(compiled) and not inspect.isbuiltin(compiled)
+    # Pickled by name, as the Python function is: the module's function comes back.
+    public = getattr(version.checked, name)
+    assert pickle.loads(pickle.dumps(public)) is public
+    assert copy.deepcopy(public) is public
+
+
+def test_the_checked_module_binds_its_names_to_the_c_functions():
+    # In a fresh process with the 12.5 runtime: the public names are the C functions
+    # (where the compiled backend is in force), the references stay.
+    number = _number("12.5")
+    code = f"""
+import inspect, json, pydoc, cudart
+from cudart import checked_{number} as m
+print(json.dumps({{
+    "backend": cudart.backend(),
+    "public": type(m.cudaGetDevice).__name__,
+    "reference": type(m._reference["cudaGetDevice"]).__name__,
+    "not compiled": type(m.cudaGetErrorString).__name__,
+    "signature": str(inspect.signature(m.cudaStreamQuery)),
+    "python signature": str(inspect.signature(m._reference["cudaStreamQuery"])),
+    "help": "(stream: 'cudaStream_t | _HandleLike') -> 'bool'"
+    in pydoc.render_doc(m.cudaStreamQuery),
+}}))
+"""
+    out = json.loads(run_python(code, env=_library_env("12.5")).stdout)
+    if out["backend"] != "compiled":
+        pytest.skip("the compiled backend is not in force")
+    assert out == {
+        "backend": "compiled",
+        "public": "compiled_checked_function",
+        "reference": "function",
+        "not compiled": "function",
+        "signature": out["python signature"],
+        "python signature": "(stream: 'cudaStream_t | _HandleLike') -> 'bool'",
+        "help": True,
+    }
+
+
+def _library_env(key: str) -> dict[str, str]:
+    headers = fetch_version(Manifest.load(), key, quiet)
+    return {"CUDART_LIBRARY": str(headers.library)}
+
+
+_REAL_CALLS = """
+import json, cudart
+from cudart import checked_{number} as m
+out = {{}}
+def outcome(fn, *args):
+    try:
+        r = fn(*args)
+    except Exception as exc:
+        return [type(exc).__name__, str(exc), repr(exc.args)]
+    return ["returned", repr(r)]
+for name, args in [
+    ("cudaRuntimeGetVersion", ()),
+    ("cudaDriverGetVersion", ()),
+    ("cudaGetDevice", ()),
+    ("cudaGetDevice", ()),
+    ("cudaStreamQuery", (0,)),
+    ("cudaStreamQuery", (m.cudaStream_t(),)),
+    ("cudaStreamCreate", ()),
+    ("cudaMallocAsync", (4, 0)),
+    ("cudaSetDevice", (-1,)),
+    ("cudaSetDevice", (2**40,)),
+]:
+    out.setdefault(name, []).append(
+        [outcome(getattr(m, name), *args), outcome(m._reference[name], *args)]
+    )
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("key", [VERSIONS[0], VERSIONS[-1]] if VERSIONS else [])
+def test_the_real_library_answers_both_alike(key):
+    # Without a GPU the runtime answers versions and fails device calls: the C function
+    # returns and raises what its reference does (class, message, arguments), the
+    # second raise of a code (from the per-code cache) included.
+    out = json.loads(
+        run_python(_REAL_CALLS.format(number=_number(key)), env=_library_env(key)).stdout
+    )
+    for name, pairs in out.items():
+        for compiled, reference in pairs:
+            assert compiled == reference, (name, compiled, reference)
+    assert out["cudaGetDevice"][0][0][0].startswith("CudaError")
+
+
+def test_the_compiled_count_per_version(versions, capsys):
+    # For the record: how many checked functions each version has in C.
+    assert versions, "no version's C has the checked functions"
+    rows = []
+    for (key, surface), version in versions.items():
+        total = sum(1 for f in version.specs)
+        rows.append(f"{key} {surface}: {len(version.compiled)} of {total} checked functions in C")
+        assert 0 < len(version.compiled) < total
+    with capsys.disabled():
+        print("\n" + "\n".join(rows))
+
+
+@pytest.mark.parametrize("key", VERSIONS[:1])
+def test_the_waits_report_host_callback_failures_as_the_reference_does(versions, key, monkeypatch):
+    # cudart._checked's wrapper of each wait reports with the status and, for a
+    # stream's own wait, the stream; the compiled waits report alike, after C.
+    from cudart import callbacks
+
+    version = versions[key, "runtime"]
+    reported = []
+    monkeypatch.setattr(callbacks, "report_failures", lambda *args: reported.append(args))
+    monkeypatch.setattr(
+        _checked,
+        "CALLBACK_FAILURES_UNRAISED",
+        type(_checked.CALLBACK_FAILURES_UNRAISED)(["a failure"]),
+    )
+    # The compiled functions hold cudart._checked's deque: installed again, they read
+    # this one.
+    compiled = _checked.compiled_functions(
+        version.fast.checked, version.reference, version.namespace
+    )
+    stream = version.raw.cudaStream_t(0x7000)
+    version.fast.record(True)
+    try:
+        assert compiled["cudaStreamQuery"](stream) is True
+        compiled["cudaDeviceSynchronize"]()
+        compiled["cudaGetDevice"]()  # no wait: nothing reported
+    finally:
+        version.fast.record(False)
+        monkeypatch.undo()
+        version.fast.checked(version.reference, _checked, version.namespace)
+    assert reported == [(0, stream), (0,)]
