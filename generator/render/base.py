@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import keyword
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import jinja2
@@ -70,7 +71,15 @@ def render_template(name: str, **values: object) -> str:
     return environment().get_template(name).render(**values)
 
 
+@cache
 def environment() -> jinja2.Environment:
+    """The templates' one environment: each template is compiled once per process, not
+    once per module rendered. Shared: a view that adds filters makes its own
+    (new_environment)."""
+    return new_environment()
+
+
+def new_environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,

@@ -28,7 +28,7 @@ from ..context import GenerationContext
 from ..manifest import DEFAULT_SURFACE
 from ..model import Enum, Function, Record
 from ..plan import FunctionPlan, Role
-from .base import c_prototype, checked_module_name, environment
+from .base import c_prototype, checked_module_name, new_environment
 from .checked import CheckedView
 
 # The folder of docs/ the reference is written to (gitignored: made at build time).
@@ -511,7 +511,7 @@ def _leading_word(rest: str) -> str:
 
 def render_reference(families: Sequence[FamilyReference]) -> dict[str, str]:
     """Every page of the reference: {path relative to docs/: reStructuredText}."""
-    env = environment()
+    env = new_environment()
     env.filters.update(text=text, literal=literal, heading=heading)
     linker = Linker(families)
     files: dict[str, str] = {}
