@@ -292,6 +292,9 @@ static inline int cudart_double(PyObject *o, Py_ssize_t index, double *out)
 {
     double v = PyFloat_AsDouble(o);
     if (v == -1.0 && PyErr_Occurred()) {
+        /* ctypes' words for any value its c_double/c_float cannot take */
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "wrong type");
         cudart_argument_failed(index);
         return -1;
     }
@@ -491,6 +494,35 @@ static int cudart_record_class(const char *name, PyTypeObject **seen)
     return 0;
 }
 
+/* A type's name as C's tp_name spells it (what ctypes' messages show): a class made in
+ * Python by its name, a static type by its module and name, a builtin's alone. */
+static PyObject *cudart_type_name(PyTypeObject *t)
+{
+    PyObject *name = PyType_GetName(t);
+    if (!name || (PyType_GetFlags(t) & Py_TPFLAGS_HEAPTYPE))
+        return name;
+    PyObject *module = PyObject_GetAttrString((PyObject *)t, "__module__");
+    PyObject *full = NULL;
+    if (module && PyUnicode_Check(module) && PyUnicode_CompareWithASCIIString(module, "builtins"))
+        full = PyUnicode_FromFormat("%U.%U", module, name);
+    PyErr_Clear();
+    Py_XDECREF(module);
+    if (!full)
+        return name;
+    Py_DECREF(name);
+    return full;
+}
+
+/* ctypes' refusal of a record by value of another class, in its words. */
+static void cudart_not_an_instance(PyTypeObject *want, PyTypeObject *got)
+{
+    PyObject *a = cudart_type_name(want), *b = cudart_type_name(got);
+    if (a && b)
+        PyErr_Format(PyExc_TypeError, "expected %U instance instead of %U", a, b);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+}
+
 /* A record by value: an instance of the raw module's class of that record (or of a
  * subclass), as ctypes takes it; a class of the same name and size is another record.
  * `seen` keeps the class once looked up. */
@@ -502,8 +534,7 @@ static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_s
         return -1;
     }
     if (!PyObject_TypeCheck(o, *seen)) {
-        PyErr_Format(PyExc_TypeError, "expected an instance of %R, got %R", (PyObject *)*seen,
-                     (PyObject *)Py_TYPE(o));
+        cudart_not_an_instance(*seen, Py_TYPE(o));
         cudart_argument_failed(index);
         return -1;
     }

@@ -41,7 +41,8 @@ every case again with the compiled functions' test build (its recorder in C's pl
 tests/support/fast_support.py) and compares: C reached with the same arguments (an
 integer as C's type holds it, a record's bytes, the caller's memory at its address,
 memory the checked layer made for the call anywhere else), or the same exception class
-and message (KNOWN_WORDINGS: the conversions' own refusals, worded by each backend).
+and message (the conversions' own refusals included: cudart/_fastcall.h words them as
+ctypes does).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ import ctypes
 import importlib
 import json
 import os
-import re
 import subprocess
 import sys
 import warnings
@@ -878,7 +878,6 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
     from cudart._backend import spec
 
     result: dict = {"cases": 0, "same": 0, "reached": 0, "refused": 0, "differences": []}
-    result["wordings"] = [0] * len(KNOWN_WORDINGS)
     namespace = vars(checked)
     namespace["_compiled"] = True
     variants: dict[str, tuple] = {}  # name -> (variant, output variant or None)
@@ -919,8 +918,6 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict
             expected = outcomes[case]
             if _same_outcome(expected, outcome, values):
                 result["same"] += 1
-            elif (known := _known_wording(expected, outcome)) is not None:
-                result["wordings"][known] += 1
             else:
                 result["differences"].append(
                     f"{f['name']}({name}={label}): ctypes {expected}, compiled {outcome}"
@@ -936,34 +933,6 @@ def _outcome(arguments: list | None, error: BaseException | None) -> tuple:
     if arguments is not None:
         return ("reached", arguments)
     return (type(error).__name__, str(error))
-
-
-# The conversions' own refusals, where the checked layer leaves a check to them, are
-# worded by ctypes and by cudart/_fastcall.h: the same refusal in other words, reviewed
-# here as (ctypes' words, the compiled backend's), each pair's groups equal. The test
-# holds each pair to still being seen, so that one goes once the two agree.
-KNOWN_WORDINGS = (
-    # A record by value of another class (cudaIpcOpenMemHandle's handle).
-    (
-        r"expected (\w+) instance instead of (\w+)",
-        r"expected an instance of <class '(?:[\w.]+\.)?(\w+)'>, got <class '(?:[\w.]+\.)?(\w+)'>",
-    ),
-    # Not a number where C takes a float (cuParamSetf's value).
-    (r"wrong type", r"must be real number, not \w+"),
-)
-
-
-def _known_wording(ctypes_outcome: tuple, compiled: tuple) -> int | None:
-    """Which KNOWN_WORDINGS pair two refusals of one class are, after one prefix (the
-    function and parameter the checked layer names), or None."""
-    if ctypes_outcome[0] != compiled[0] or ctypes_outcome[0] == "reached":
-        return None
-    for i, (ours, theirs) in enumerate(KNOWN_WORDINGS):
-        a = re.fullmatch(r"(.*: )" + ours, ctypes_outcome[1])
-        b = re.fullmatch(r"(.*: )" + theirs, compiled[1])
-        if a and b and a.groups() == b.groups():
-            return i
-    return None
 
 
 def _same_outcome(ctypes_outcome: tuple, compiled: tuple, values: dict) -> bool:
