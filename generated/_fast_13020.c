@@ -21021,6 +21021,15025 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- checked functions, compiled */
+
+/* 223 checked functions in C (generator/render/fast_checked.py), each
+ * standing for the Python checked function of its name (its reference), which serves
+ * whatever the C happy path does not take. 142 others stay Python only. */
+#include "_fastchecked.h"
+
+static PyTypeObject *cudart_handle_cudaArray_const_t;
+static PyTypeObject *cudart_handle_cudaArray_t;
+static PyTypeObject *cudart_handle_cudaAsyncCallbackHandle_t;
+static PyTypeObject *cudart_handle_cudaDevResourceDesc_t;
+static PyTypeObject *cudart_handle_cudaEglStreamConnection;
+static PyTypeObject *cudart_handle_cudaEvent_t;
+static PyTypeObject *cudart_handle_cudaExecutionContext_t;
+static PyTypeObject *cudart_handle_cudaExternalMemory_t;
+static PyTypeObject *cudart_handle_cudaExternalSemaphore_t;
+static PyTypeObject *cudart_handle_cudaGraph_t;
+static PyTypeObject *cudart_handle_cudaGraphExec_t;
+static PyTypeObject *cudart_handle_cudaGraphicsResource_t;
+static PyTypeObject *cudart_handle_cudaGraphNode_t;
+static PyTypeObject *cudart_handle_cudaKernel_t;
+static PyTypeObject *cudart_handle_cudaLibrary_t;
+static PyTypeObject *cudart_handle_cudaLogsCallbackHandle;
+static PyTypeObject *cudart_handle_cudaMemPool_t;
+static PyTypeObject *cudart_handle_cudaMipmappedArray_const_t;
+static PyTypeObject *cudart_handle_cudaMipmappedArray_t;
+static PyTypeObject *cudart_handle_cudaStream_t;
+static PyTypeObject *cudart_handle_cudaUserObject_t;
+static PyTypeObject *cudart_handle_EGLImageKHR;
+static PyTypeObject *cudart_handle_EGLStreamKHR;
+static PyTypeObject *cudart_handle_EGLSyncKHR;
+static PyTypeObject *cudart_enum_cudaDeviceAttr;
+static PyTypeObject *cudart_enum_cudaDeviceP2PAttr;
+static PyTypeObject *cudart_enum_cudaFlushGPUDirectRDMAWritesScope;
+static PyTypeObject *cudart_enum_cudaFlushGPUDirectRDMAWritesTarget;
+static PyTypeObject *cudart_enum_cudaFuncAttribute;
+static PyTypeObject *cudart_enum_cudaFuncCache;
+static PyTypeObject *cudart_enum_cudaGraphNodeType;
+static PyTypeObject *cudart_enum_cudaLimit;
+static PyTypeObject *cudart_enum_cudaMemAccessFlags;
+static PyTypeObject *cudart_enum_cudaMemAllocationHandleType;
+static PyTypeObject *cudart_enum_cudaMemAllocationType;
+static PyTypeObject *cudart_enum_cudaMemcpyKind;
+static PyTypeObject *cudart_enum_cudaStreamCaptureMode;
+static PyTypeObject *cudart_enum_cudaStreamCaptureStatus;
+static int cudart_member_cudaDeviceAttr(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+    case 12LL:
+    case 13LL:
+    case 14LL:
+    case 15LL:
+    case 16LL:
+    case 17LL:
+    case 18LL:
+    case 19LL:
+    case 20LL:
+    case 21LL:
+    case 22LL:
+    case 23LL:
+    case 24LL:
+    case 25LL:
+    case 26LL:
+    case 27LL:
+    case 28LL:
+    case 29LL:
+    case 30LL:
+    case 31LL:
+    case 32LL:
+    case 33LL:
+    case 34LL:
+    case 35LL:
+    case 36LL:
+    case 37LL:
+    case 38LL:
+    case 39LL:
+    case 40LL:
+    case 41LL:
+    case 42LL:
+    case 43LL:
+    case 45LL:
+    case 46LL:
+    case 47LL:
+    case 48LL:
+    case 49LL:
+    case 50LL:
+    case 51LL:
+    case 52LL:
+    case 53LL:
+    case 54LL:
+    case 55LL:
+    case 56LL:
+    case 57LL:
+    case 58LL:
+    case 59LL:
+    case 60LL:
+    case 61LL:
+    case 62LL:
+    case 63LL:
+    case 64LL:
+    case 65LL:
+    case 66LL:
+    case 67LL:
+    case 68LL:
+    case 69LL:
+    case 70LL:
+    case 71LL:
+    case 72LL:
+    case 73LL:
+    case 74LL:
+    case 75LL:
+    case 76LL:
+    case 77LL:
+    case 78LL:
+    case 79LL:
+    case 80LL:
+    case 81LL:
+    case 82LL:
+    case 83LL:
+    case 84LL:
+    case 85LL:
+    case 86LL:
+    case 87LL:
+    case 88LL:
+    case 89LL:
+    case 90LL:
+    case 91LL:
+    case 92LL:
+    case 93LL:
+    case 94LL:
+    case 95LL:
+    case 96LL:
+    case 97LL:
+    case 98LL:
+    case 99LL:
+    case 100LL:
+    case 101LL:
+    case 106LL:
+    case 108LL:
+    case 109LL:
+    case 111LL:
+    case 112LL:
+    case 113LL:
+    case 114LL:
+    case 115LL:
+    case 116LL:
+    case 117LL:
+    case 118LL:
+    case 119LL:
+    case 120LL:
+    case 121LL:
+    case 122LL:
+    case 123LL:
+    case 124LL:
+    case 125LL:
+    case 126LL:
+    case 127LL:
+    case 128LL:
+    case 129LL:
+    case 130LL:
+    case 131LL:
+    case 132LL:
+    case 133LL:
+    case 134LL:
+    case 135LL:
+    case 138LL:
+    case 139LL:
+    case 140LL:
+    case 141LL:
+    case 142LL:
+    case 143LL:
+    case 144LL:
+    case 145LL:
+    case 147LL:
+    case 148LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaDeviceP2PAttr(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaFlushGPUDirectRDMAWritesScope(long long v)
+{
+    switch (v) {
+    case 100LL:
+    case 200LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaFlushGPUDirectRDMAWritesTarget(long long v)
+{
+    switch (v) {
+    case 0LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaFuncAttribute(long long v)
+{
+    switch (v) {
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+    case 12LL:
+    case 13LL:
+    case 14LL:
+    case 15LL:
+    case 16LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaFuncCache(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaLimit(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaMemAllocationHandleType(long long v)
+{
+    return v >= 0 && !((unsigned long long)v & ~15ULL);
+}
+static int cudart_member_cudaMemAllocationType(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 2147483647LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaMemcpyKind(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_cudaStreamCaptureMode(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Whether a compiled checked function reports host callbacks' failures after its call
+ * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
+static char cudart_checked_reports[223];
+
+static PyObject *cudart_reference_cudaArrayGetPlane;
+
+static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaArray_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaArrayGetPlane", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[0] &&
+        cudart_c_report("cudaArrayGetPlane", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaArrayGetPlane, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaChooseDevice;
+
+static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaChooseDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[1] &&
+        cudart_c_report("cudaChooseDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaChooseDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaCtxResetPersistingL2Cache;
+
+static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaCtxResetPersistingL2Cache];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaCtxResetPersistingL2Cache", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[2] &&
+        cudart_c_report("cudaCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaCtxResetPersistingL2Cache, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDestroyExternalMemory;
+
+static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExternalMemory_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExternalMemory_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cudaDestroyExternalMemory") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaDestroyExternalMemory", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[3] &&
+        cudart_c_report("cudaDestroyExternalMemory", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDestroyExternalMemory, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDestroyExternalSemaphore;
+
+static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExternalSemaphore_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExternalSemaphore_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cudaDestroyExternalSemaphore") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaDestroyExternalSemaphore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[4] &&
+        cudart_c_report("cudaDestroyExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDestroyExternalSemaphore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDestroySurfaceObject;
+
+static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDestroySurfaceObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cudaDestroySurfaceObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[5] &&
+        cudart_c_report("cudaDestroySurfaceObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDestroySurfaceObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDestroyTextureObject;
+
+static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDestroyTextureObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cudaDestroyTextureObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[6] &&
+        cudart_c_report("cudaDestroyTextureObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDestroyTextureObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDevResourceGenerateDesc;
+
+static PyObject *cudart_checked_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDevResourceGenerateDesc];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaDevResourceGenerateDesc", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc) fn = (CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[7] &&
+        cudart_c_report("cudaDevResourceGenerateDesc", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaDevResourceDesc_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDevResourceGenerateDesc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceCanAccessPeer;
+
+static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
+        if (cudart_record_call("cudaDeviceCanAccessPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[8] &&
+        cudart_c_report("cudaDeviceCanAccessPeer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceCanAccessPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceDisablePeerAccess;
+
+static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceDisablePeerAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cudaDeviceDisablePeerAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[9] &&
+        cudart_c_report("cudaDeviceDisablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceDisablePeerAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceEnablePeerAccess;
+
+static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceEnablePeerAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, u1);
+        if (cudart_record_call("cudaDeviceEnablePeerAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[10] &&
+        cudart_c_report("cudaDeviceEnablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceEnablePeerAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceFlushGPUDirectRDMAWrites;
+
+static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_cudaFlushGPUDirectRDMAWritesTarget, cudart_member_cudaFlushGPUDirectRDMAWritesTarget, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaFlushGPUDirectRDMAWritesScope, cudart_member_cudaFlushGPUDirectRDMAWritesScope, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceFlushGPUDirectRDMAWrites];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cudaDeviceFlushGPUDirectRDMAWrites", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[11] &&
+        cudart_c_report("cudaDeviceFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceFlushGPUDirectRDMAWrites, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetAttribute;
+
+static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_cudaDeviceAttr, cudart_member_cudaDeviceAttr, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cudaDeviceGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[12] &&
+        cudart_c_report("cudaDeviceGetAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetCacheConfig;
+
+static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaDeviceGetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[13] &&
+        cudart_c_report("cudaDeviceGetCacheConfig", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_cudaFuncCache, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetDefaultMemPool;
+
+static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cudaDeviceGetDefaultMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[14] &&
+        cudart_c_report("cudaDeviceGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMemPool_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetDefaultMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetExecutionCtx;
+
+static PyObject *cudart_checked_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetExecutionCtx];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cudaDeviceGetExecutionCtx", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx) fn = (CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[15] &&
+        cudart_c_report("cudaDeviceGetExecutionCtx", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaExecutionContext_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetExecutionCtx, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetLimit;
+
+static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_cudaLimit, cudart_member_cudaLimit, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaDeviceGetLimit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[16] &&
+        cudart_c_report("cudaDeviceGetLimit", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetLimit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetMemPool;
+
+static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cudaDeviceGetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[17] &&
+        cudart_c_report("cudaDeviceGetMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMemPool_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetNvSciSyncAttributes;
+
+static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
+        if (cudart_record_call("cudaDeviceGetNvSciSyncAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[18] &&
+        cudart_c_report("cudaDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetNvSciSyncAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetP2PAttribute;
+
+static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_cudaDeviceP2PAttr, cudart_member_cudaDeviceP2PAttr, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
+        if (cudart_record_call("cudaDeviceGetP2PAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[19] &&
+        cudart_c_report("cudaDeviceGetP2PAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetP2PAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetStreamPriorityRange;
+
+static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaDeviceGetStreamPriorityRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[20] &&
+        cudart_c_report("cudaDeviceGetStreamPriorityRange", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('i', &o0);
+    PyObject *v1 = cudart_output_value('i', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetStreamPriorityRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGetTexture1DLinearMaxWidth;
+
+static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
+        if (cudart_record_call("cudaDeviceGetTexture1DLinearMaxWidth", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[21] &&
+        cudart_c_report("cudaDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGetTexture1DLinearMaxWidth, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceGraphMemTrim;
+
+static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGraphMemTrim];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cudaDeviceGraphMemTrim", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cudaDeviceGraphMemTrim", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceGraphMemTrim, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceReset;
+
+static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceReset];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaDeviceReset", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[23] &&
+        cudart_c_report("cudaDeviceReset", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceReset, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceSetCacheConfig;
+
+static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_cudaFuncCache, cudart_member_cudaFuncCache, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cudaDeviceSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[24] &&
+        cudart_c_report("cudaDeviceSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceSetLimit;
+
+static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_cudaLimit, cudart_member_cudaLimit, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetLimit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cudaDeviceSetLimit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[25] &&
+        cudart_c_report("cudaDeviceSetLimit", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceSetLimit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceSetMemPool;
+
+static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaDeviceSetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[26] &&
+        cudart_c_report("cudaDeviceSetMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceSetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceSynchronize;
+
+static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaDeviceSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[27] &&
+        cudart_c_report("cudaDeviceSynchronize", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDeviceUnregisterAsyncNotification;
+
+static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaAsyncCallbackHandle_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed1 = Py_TYPE(x1) == cudart_handle_cudaAsyncCallbackHandle_t;
+    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cudaDeviceUnregisterAsyncNotification") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaDeviceUnregisterAsyncNotification", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[28] &&
+        cudart_c_report("cudaDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed1 && cudart_c_helper(cudart_unclaim, x1, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDeviceUnregisterAsyncNotification, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaDriverGetVersion;
+
+static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaDriverGetVersion", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cudaDriverGetVersion", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaDriverGetVersion, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEGLStreamConsumerConnect;
+
+static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_EGLStreamKHR, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaEGLStreamConsumerConnect", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cudaEGLStreamConsumerConnect", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEglStreamConnection, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEGLStreamConsumerConnect, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEGLStreamConsumerConnectWithFlags;
+
+static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_EGLStreamKHR, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaEGLStreamConsumerConnectWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[31] &&
+        cudart_c_report("cudaEGLStreamConsumerConnectWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEglStreamConnection, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEGLStreamConsumerConnectWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEGLStreamProducerConnect;
+
+static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_EGLStreamKHR, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
+        if (cudart_record_call("cudaEGLStreamProducerConnect", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[32] &&
+        cudart_c_report("cudaEGLStreamProducerConnect", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEglStreamConnection, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEGLStreamProducerConnect, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventCreate;
+
+static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaEventCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[33] &&
+        cudart_c_report("cudaEventCreate", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEvent_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventCreateFromEGLSync;
+
+static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_EGLSyncKHR, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaEventCreateFromEGLSync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[34] &&
+        cudart_c_report("cudaEventCreateFromEGLSync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEvent_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventCreateFromEGLSync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventCreateWithFlags;
+
+static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaEventCreateWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[35] &&
+        cudart_c_report("cudaEventCreateWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEvent_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventCreateWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventDestroy;
+
+static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaEvent_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "event", "cudaEventDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaEventDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[36] &&
+        cudart_c_report("cudaEventDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventElapsedTime;
+
+static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaEventElapsedTime", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[37] &&
+        cudart_c_report("cudaEventElapsedTime", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('f', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventElapsedTime, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventQuery;
+
+static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaEventQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cudaEventQuery", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (r == 600)
+            Py_RETURN_FALSE;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_TRUE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventRecord;
+
+static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaEventRecord", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[39] &&
+        cudart_c_report("cudaEventRecord", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventRecord, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventRecordWithFlags;
+
+static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cudaEventRecordWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventRecordWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaEventSynchronize;
+
+static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaEventSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[41] &&
+        cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxDestroy;
+
+static PyObject *cudart_checked_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExecutionContext_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cudaExecutionCtxDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaExecutionCtxDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy) fn = (CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[42] &&
+        cudart_c_report("cudaExecutionCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxGetDevice;
+
+static PyObject *cudart_checked_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaExecutionCtxGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice) fn = (CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cudaExecutionCtxGetDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxGetDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxGetId;
+
+static PyObject *cudart_checked_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaExecutionCtxGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId) fn = (CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[44] &&
+        cudart_c_report("cudaExecutionCtxGetId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxRecordEvent;
+
+static PyObject *cudart_checked_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxRecordEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaExecutionCtxRecordEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent) fn = (CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[45] &&
+        cudart_c_report("cudaExecutionCtxRecordEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxRecordEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxStreamCreate;
+
+static PyObject *cudart_checked_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxStreamCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
+        if (cudart_record_call("cudaExecutionCtxStreamCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate) fn = (CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[46] &&
+        cudart_c_report("cudaExecutionCtxStreamCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaStream_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxStreamCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxSynchronize;
+
+static PyObject *cudart_checked_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaExecutionCtxSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize) fn = (CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[47] &&
+        cudart_c_report("cudaExecutionCtxSynchronize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExecutionCtxWaitEvent;
+
+static PyObject *cudart_checked_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaExecutionCtxWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent) fn = (CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[48] &&
+        cudart_c_report("cudaExecutionCtxWaitEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExecutionCtxWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExternalMemoryGetMappedBuffer;
+
+static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExternalMemory_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaExternalMemoryGetMappedBuffer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[49] &&
+        cudart_c_report("cudaExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExternalMemoryGetMappedBuffer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaExternalMemoryGetMappedMipmappedArray;
+
+static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaExternalMemory_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaExternalMemoryGetMappedMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[50] &&
+        cudart_c_report("cudaExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMipmappedArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaExternalMemoryGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaFree;
+
+static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaFree];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaFree", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[51] &&
+        cudart_c_report("cudaFree", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaFreeArray;
+
+static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaArray_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaArray_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "array", "cudaFreeArray") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaFreeArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cudaFreeArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaFreeArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaFreeAsync;
+
+static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaFreeAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[53] &&
+        cudart_c_report("cudaFreeAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaFreeAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaFreeHost;
+
+static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaFreeHost", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[54] &&
+        cudart_c_report("cudaFreeHost", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaFreeHost, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaFreeMipmappedArray;
+
+static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMipmappedArray_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaMipmappedArray_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "mipmappedArray", "cudaFreeMipmappedArray") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaFreeMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[55] &&
+        cudart_c_report("cudaFreeMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaFreeMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetDevice;
+
+static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[56] &&
+        cudart_c_report("cudaGetDevice", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetDeviceCount;
+
+static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGetDeviceCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[57] &&
+        cudart_c_report("cudaGetDeviceCount", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetDeviceCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetDeviceFlags;
+
+static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGetDeviceFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[58] &&
+        cudart_c_report("cudaGetDeviceFlags", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetDeviceFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetExportTable;
+
+static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGetExportTable", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[59] &&
+        cudart_c_report("cudaGetExportTable", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetExportTable, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetLastError;
+
+static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaGetLastError];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaGetLastError", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
+        r = fn();  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[60] &&
+        cudart_c_report("cudaGetLastError", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetLastError, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetMipmappedArrayLevel;
+
+static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMipmappedArray_const_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaGetMipmappedArrayLevel", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[61] &&
+        cudart_c_report("cudaGetMipmappedArrayLevel", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetMipmappedArrayLevel, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetSymbolAddress;
+
+static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGetSymbolAddress", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[62] &&
+        cudart_c_report("cudaGetSymbolAddress", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetSymbolAddress, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGetSymbolSize;
+
+static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGetSymbolSize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[63] &&
+        cudart_c_report("cudaGetSymbolSize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGetSymbolSize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddDependencies;
+
+static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cudaGraphAddDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[64] &&
+        cudart_c_report("cudaGraphAddDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddEmptyNode;
+
+static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[65] &&
+        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddEmptyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddEventRecordNode;
+
+static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[66] &&
+        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddEventRecordNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddEventWaitNode;
+
+static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[67] &&
+        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddEventWaitNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresSignalNode;
+
+static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[68] &&
+        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddExternalSemaphoresWaitNode;
+
+static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[69] &&
+        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddKernelNode;
+
+static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[70] &&
+        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddKernelNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemAllocNode;
+
+static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[71] &&
+        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemAllocNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemFreeNode;
+
+static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[72] &&
+        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemFreeNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemcpyNode;
+
+static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[73] &&
+        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemcpyNode1D;
+
+static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 7 || nargs > 7)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long u6;
+    unsigned long long u7;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 1, 0, &a5))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
+        if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNode1D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemcpyNodeFromSymbol;
+
+static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long u6;
+    unsigned long long u7;
+    unsigned long long u8;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 1, 0, &a5))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
+        if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[75] &&
+        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeFromSymbol, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemcpyNodeToSymbol;
+
+static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long u6;
+    unsigned long long u7;
+    unsigned long long u8;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 1, 0, &a5))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u7 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
+        if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[76] &&
+        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemcpyNodeToSymbol, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddMemsetNode;
+
+static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[77] &&
+        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddMemsetNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphAddNode;
+
+static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cudaGraphAddNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[78] &&
+        cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphAddNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphChildGraphNodeGetGraph;
+
+static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphChildGraphNodeGetGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[79] &&
+        cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraph_t, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphChildGraphNodeGetGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphConditionalHandleCreate;
+
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaGraphConditionalHandleCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cudaGraphConditionalHandleCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphConditionalHandleCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphConditionalHandleCreate_v2;
+
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a2))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cudaGraphConditionalHandleCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cudaGraphConditionalHandleCreate_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphConditionalHandleCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphCreate;
+
+static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    /* Omitted: its default, 0LL. */
+    PyObject *x0 = 0 < nargs ? args[0] : NULL;
+    if (!x0) {
+        u1 = 0LL;
+    } else {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaGraphCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[82] &&
+        cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraph_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphDestroy;
+
+static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraph_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "graph", "cudaGraphDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGraphDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[83] &&
+        cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    if (cudart_c_helper(cudart_destroyed, x0, "cudaGraph_t", "cudaGraphDestroy") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphDestroyNode;
+
+static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphNode_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "node", "cudaGraphDestroyNode") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGraphDestroyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[84] &&
+        cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphDestroyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphEventRecordNodeGetEvent;
+
+static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphEventRecordNodeGetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEvent_t, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphEventRecordNodeGetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphEventRecordNodeSetEvent;
+
+static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphEventRecordNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[86] &&
+        cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphEventRecordNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphEventWaitNodeGetEvent;
+
+static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphEventWaitNodeGetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[87] &&
+        cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaEvent_t, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphEventWaitNodeGetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphEventWaitNodeSetEvent;
+
+static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphEventWaitNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[88] &&
+        cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphEventWaitNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecDestroy;
+
+static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphExec_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "graphExec", "cudaGraphExecDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGraphExecDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[89] &&
+        cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    if (cudart_c_helper(cudart_destroyed, x0, "cudaGraphExec_t", "cudaGraphExecDestroy") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecEventRecordNodeSetEvent;
+
+static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecEventRecordNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[90] &&
+        cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecEventRecordNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecEventWaitNodeSetEvent;
+
+static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecEventWaitNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[91] &&
+        cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecEventWaitNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecExternalSemaphoresSignalNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[92] &&
+        cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecExternalSemaphoresSignalNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecExternalSemaphoresWaitNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[93] &&
+        cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecGetFlags;
+
+static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphExecGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[94] &&
+        cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecGetId;
+
+static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphExecGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId) fn = (CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[95] &&
+        cudart_c_report("cudaGraphExecGetId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecKernelNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecKernelNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[96] &&
+        cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecKernelNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[97] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecMemcpyNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParams1D;
+
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
+        if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams1D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[98] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecMemcpyNodeSetParams1D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParamsFromSymbol;
+
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 7 || nargs > 7)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
+        if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsFromSymbol", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[99] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecMemcpyNodeSetParamsFromSymbol, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecMemcpyNodeSetParamsToSymbol;
+
+static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 7 || nargs > 7)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
+        if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsToSymbol", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[100] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecMemcpyNodeSetParamsToSymbol, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecMemsetNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecMemsetNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[101] &&
+        cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecMemsetNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExecNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphExecNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[102] &&
+        cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExecNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExternalSemaphoresSignalNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[103] &&
+        cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExternalSemaphoresSignalNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphExternalSemaphoresWaitNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphGetId;
+
+static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId) fn = (CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[105] &&
+        cudart_c_report("cudaGraphGetId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphKernelNodeCopyAttributes;
+
+static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphKernelNodeCopyAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[106] &&
+        cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphKernelNodeCopyAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphKernelNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphKernelNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[107] &&
+        cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphKernelNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphLaunch;
+
+static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphLaunch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[108] &&
+        cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphLaunch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphMemFreeNodeGetParams;
+
+static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphMemFreeNodeGetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphMemFreeNodeGetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphMemcpyNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[110] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphMemcpyNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParams1D;
+
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u4 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cudaGraphMemcpyNodeSetParams1D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[111] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphMemcpyNodeSetParams1D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol;
+
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
+        if (cudart_record_call("cudaGraphMemcpyNodeSetParamsFromSymbol", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol;
+
+static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
+        if (cudart_record_call("cudaGraphMemcpyNodeSetParamsToSymbol", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[113] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphMemsetNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphMemsetNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[114] &&
+        cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphMemsetNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeFindInClone;
+
+static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[115] &&
+        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphNode_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeFindInClone, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeGetContainingGraph;
+
+static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetContainingGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphNodeGetContainingGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph) fn = (CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[116] &&
+        cudart_c_report("cudaGraphNodeGetContainingGraph", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraph_t, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeGetContainingGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeGetEnabled;
+
+static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphNodeGetEnabled", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[117] &&
+        cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o2);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeGetEnabled, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeGetLocalId;
+
+static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetLocalId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphNodeGetLocalId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId) fn = (CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cudaGraphNodeGetLocalId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeGetLocalId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeGetToolsId;
+
+static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetToolsId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphNodeGetToolsId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId) fn = (CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cudaGraphNodeGetToolsId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeGetToolsId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeGetType;
+
+static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphNodeGetType", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[120] &&
+        cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_cudaGraphNodeType, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeGetType, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeSetEnabled;
+
+static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaGraphNodeSetEnabled", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeSetEnabled, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphNodeSetParams;
+
+static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[122] &&
+        cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphReleaseUserObject;
+
+static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 1LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphReleaseUserObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphRemoveDependencies;
+
+static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cudaGraphRemoveDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[124] &&
+        cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphRemoveDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphRetainUserObject;
+
+static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 1LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[125] &&
+        cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphRetainUserObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphUpload;
+
+static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphUpload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[126] &&
+        cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphUpload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsEGLRegisterImage;
+
+static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_EGLImageKHR, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaGraphicsEGLRegisterImage", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[127] &&
+        cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphicsResource_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsEGLRegisterImage, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsGLRegisterBuffer;
+
+static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cudaGraphicsGLRegisterBuffer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[128] &&
+        cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphicsResource_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsGLRegisterBuffer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsGLRegisterImage;
+
+static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cudaGraphicsGLRegisterImage", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[129] &&
+        cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphicsResource_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsGLRegisterImage, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsMapResources;
+
+static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphicsMapResources", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[130] &&
+        cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsMapResources, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsResourceGetMappedMipmappedArray;
+
+static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaGraphicsResourceGetMappedMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMipmappedArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsResourceGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsResourceGetMappedPointer;
+
+static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphicsResourceGetMappedPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[132] &&
+        cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('P', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsResourceGetMappedPointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsResourceSetMapFlags;
+
+static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaGraphicsResourceSetMapFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsResourceSetMapFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsSubResourceGetMappedArray;
+
+static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaGraphicsSubResourceGetMappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsSubResourceGetMappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsUnmapResources;
+
+static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaGraphicsUnmapResources", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[135] &&
+        cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsUnmapResources, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsUnregisterResource;
+
+static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphicsResource_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cudaGraphicsUnregisterResource") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaGraphicsUnregisterResource", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[136] &&
+        cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsUnregisterResource, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsVDPAURegisterOutputSurface;
+
+static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cudaGraphicsVDPAURegisterOutputSurface", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[137] &&
+        cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphicsResource_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsVDPAURegisterOutputSurface, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphicsVDPAURegisterVideoSurface;
+
+static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cudaGraphicsVDPAURegisterVideoSurface", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[138] &&
+        cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraphicsResource_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphicsVDPAURegisterVideoSurface, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGreenCtxCreate;
+
+static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaDevResourceDesc_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGreenCtxCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
+        if (cudart_record_call("cudaGreenCtxCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate) fn = (CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[139] &&
+        cudart_c_report("cudaGreenCtxCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaExecutionContext_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGreenCtxCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaHostGetFlags;
+
+static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaHostGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[140] &&
+        cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaHostGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaHostRegister;
+
+static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cudaHostRegister", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[141] &&
+        cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaHostRegister, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaHostUnregister;
+
+static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaHostUnregister", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[142] &&
+        cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaHostUnregister, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaImportExternalMemory;
+
+static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaImportExternalMemory", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[143] &&
+        cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaExternalMemory_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaImportExternalMemory, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaImportExternalSemaphore;
+
+static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaImportExternalSemaphore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[144] &&
+        cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaExternalSemaphore_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaImportExternalSemaphore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaInitDevice;
+
+static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaInitDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LKK)", i0, u1, u2);
+        if (cudart_record_call("cudaInitDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[145] &&
+        cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaInitDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaIpcCloseMemHandle;
+
+static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaIpcCloseMemHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaIpcCloseMemHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaKernelSetAttributeForDevice;
+
+static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    long long i3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaKernel_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaFuncAttribute, cudart_member_cudaFuncAttribute, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
+        if (cudart_record_call("cudaKernelSetAttributeForDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaKernelSetAttributeForDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaLibraryGetKernelCount;
+
+static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaLibrary_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaLibraryGetKernelCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[148] &&
+        cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaLibraryGetKernelCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaLibraryUnload;
+
+static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaLibrary_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaLibrary_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cudaLibraryUnload") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaLibraryUnload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[149] &&
+        cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaLibraryUnload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaLogsCurrent;
+
+static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaLogsCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cudaLogsCurrent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaLogsCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaLogsUnregisterCallback;
+
+static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaLogsCallbackHandle, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaLogsCallbackHandle;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "callback", "cudaLogsUnregisterCallback") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaLogsUnregisterCallback", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[151] &&
+        cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaLogsUnregisterCallback, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMalloc;
+
+static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaMalloc", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[152] &&
+        cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMalloc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMallocArray;
+
+static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cudaMallocArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[153] &&
+        cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMallocArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMallocAsync;
+
+static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaMallocAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[154] &&
+        cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMallocAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMallocFromPoolAsync;
+
+static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    void *a3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cudaMallocFromPoolAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[155] &&
+        cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMallocFromPoolAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMallocPitch;
+
+static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaMallocPitch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[156] &&
+        cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('P', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMallocPitch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemDiscardAndPrefetchBatchAsync;
+
+static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    unsigned long long u5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 0, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cudaMemDiscardAndPrefetchBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[157] &&
+        cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemDiscardAndPrefetchBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemDiscardBatchAsync;
+
+static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaMemDiscardBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[158] &&
+        cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemDiscardBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemGetDefaultMemPool;
+
+static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemAllocationType, cudart_member_cudaMemAllocationType, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaMemGetDefaultMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[159] &&
+        cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMemPool_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemGetDefaultMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemGetInfo;
+
+static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaMemGetInfo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[160] &&
+        cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemGetInfo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemGetMemPool;
+
+static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemAllocationType, cudart_member_cudaMemAllocationType, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemGetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaMemGetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[161] &&
+        cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMemPool_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemGetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolCreate;
+
+static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaMemPoolCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[162] &&
+        cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMemPool_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolDestroy;
+
+static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaMemPool_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "memPool", "cudaMemPoolDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaMemPoolDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[163] &&
+        cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolGetAccess;
+
+static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaMemPoolGetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[164] &&
+        cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_cudaMemAccessFlags, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolImportFromShareableHandle;
+
+static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemAllocationHandleType, cudart_member_cudaMemAllocationHandleType, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaMemPoolImportFromShareableHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[165] &&
+        cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaMemPool_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolImportFromShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolImportPointer;
+
+static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaMemPoolImportPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolImportPointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolSetAccess;
+
+static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaMemPoolSetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolSetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPoolTrimTo;
+
+static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaMemPoolTrimTo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[168] &&
+        cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPoolTrimTo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemPrefetchBatchAsync;
+
+static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    unsigned long long u5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 0, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cudaMemPrefetchBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[169] &&
+        cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemPrefetchBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemSetMemPool;
+
+static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemAllocationType, cudart_member_cudaMemAllocationType, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaMemSetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[170] &&
+        cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemSetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy;
+
+static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u3 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaMemcpy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[171] &&
+        cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy2D;
+
+static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 7 || nargs > 7)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6);
+        if (cudart_record_call("cudaMemcpy2D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[172] &&
+        cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy2D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy2DAsync;
+
+static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 7 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cudaMemcpy2DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[173] &&
+        cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy2DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy2DFromArray;
+
+static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    unsigned long long u7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaArray_const_t, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7);
+        if (cudart_record_call("cudaMemcpy2DFromArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[174] &&
+        cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy2DFromArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy2DFromArrayAsync;
+
+static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 9)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    unsigned long long u7;
+    void *a8;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaArray_const_t, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x8 = 8 < nargs ? args[8] : Py_None;
+    {
+        PyObject *x = x8;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a8))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
+        if (cudart_record_call("cudaMemcpy2DFromArrayAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[175] &&
+        cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy2DFromArrayAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy2DToArray;
+
+static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    unsigned long long u7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaArray_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
+        if (cudart_record_call("cudaMemcpy2DToArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy2DToArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy2DToArrayAsync;
+
+static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 9)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    unsigned long long u7;
+    void *a8;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaArray_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x8 = 8 < nargs ? args[8] : Py_None;
+    {
+        PyObject *x = x8;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a8))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
+        if (cudart_record_call("cudaMemcpy2DToArrayAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[177] &&
+        cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy2DToArrayAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy3D;
+
+static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaMemcpy3D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy3D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy3DAsync;
+
+static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaMemcpy3DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy3DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy3DBatchAsync;
+
+static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cudaMemcpy3DBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy3DBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy3DPeer;
+
+static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaMemcpy3DPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy3DPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy3DPeerAsync;
+
+static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaMemcpy3DPeerAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy3DPeerAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpy3DWithAttributesAsync;
+
+static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DWithAttributesAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cudaMemcpy3DWithAttributesAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cudaMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpy3DWithAttributesAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyAsync;
+
+static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u3 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaMemcpyAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyBatchAsync;
+
+static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_address(x, 0, 0, &a5))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cudaMemcpyBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[185] &&
+        cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyFromSymbolAsync;
+
+static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u4 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cudaMemcpyFromSymbolAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[186] &&
+        cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyFromSymbolAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyPeer;
+
+static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    void *a2;
+    long long i3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKLK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4);
+        if (cudart_record_call("cudaMemcpyPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[187] &&
+        cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyPeerAsync;
+
+static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    void *a2;
+    long long i3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKLKK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cudaMemcpyPeerAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[188] &&
+        cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyPeerAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyToSymbolAsync;
+
+static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u4 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cudaMemcpyToSymbolAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[189] &&
+        cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyToSymbolAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemcpyWithAttributesAsync;
+
+static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyWithAttributesAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cudaMemcpyWithAttributesAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, a3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[190] &&
+        cudart_c_report("cudaMemcpyWithAttributesAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemcpyWithAttributesAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemset;
+
+static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemset];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLK)", (unsigned long long)(uintptr_t)a0, i1, u2);
+        if (cudart_record_call("cudaMemset", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cudaMemset", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemset, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemset2D;
+
+static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4);
+        if (cudart_record_call("cudaMemset2D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemset2D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemset2DAsync;
+
+static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLKKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cudaMemset2DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[193] &&
+        cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemset2DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMemsetAsync;
+
+static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKK)", (unsigned long long)(uintptr_t)a0, i1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cudaMemsetAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[194] &&
+        cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMemsetAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaPeekAtLastError;
+
+static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaPeekAtLastError];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaPeekAtLastError", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
+        r = fn();  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[195] &&
+        cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaPeekAtLastError, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaProfilerStart;
+
+static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaProfilerStart];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaProfilerStart", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[196] &&
+        cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaProfilerStart, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaProfilerStop;
+
+static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cudaProfilerStop];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cudaProfilerStop", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[197] &&
+        cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaProfilerStop, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaRuntimeGetVersion;
+
+static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaRuntimeGetVersion", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[198] &&
+        cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaRuntimeGetVersion, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaSetDevice;
+
+static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaSetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cudaSetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[199] &&
+        cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaSetDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaSetDeviceFlags;
+
+static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaSetDeviceFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cudaSetDeviceFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[200] &&
+        cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaSetDeviceFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaSetValidDevices;
+
+static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cudaSetValidDevices", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[201] &&
+        cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaSetValidDevices, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaSignalExternalSemaphoresAsync;
+
+static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cudaSignalExternalSemaphoresAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[202] &&
+        cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaSignalExternalSemaphoresAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamBeginCapture;
+
+static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_cudaStreamCaptureMode, cudart_member_cudaStreamCaptureMode, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaStreamBeginCapture", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[203] &&
+        cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamBeginCapture, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamBeginCaptureToGraph;
+
+static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_enum(x, cudart_enum_cudaStreamCaptureMode, cudart_member_cudaStreamCaptureMode, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
+        if (cudart_record_call("cudaStreamBeginCaptureToGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[204] &&
+        cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamBeginCaptureToGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamCopyAttributes;
+
+static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamCopyAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[205] &&
+        cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamCopyAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamCreate;
+
+static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaStreamCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[206] &&
+        cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaStream_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamCreateWithFlags;
+
+static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaStreamCreateWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[207] &&
+        cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaStream_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamCreateWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamCreateWithPriority;
+
+static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cudaStreamCreateWithPriority", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[208] &&
+        cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaStream_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamCreateWithPriority, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamDestroy;
+
+static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_cudaStream_t;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "stream", "cudaStreamDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaStreamDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[209] &&
+        cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamEndCapture;
+
+static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamEndCapture", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[210] &&
+        cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraph_t, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamEndCapture, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamGetDevice;
+
+static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[211] &&
+        cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamGetDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamGetFlags;
+
+static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[212] &&
+        cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamGetId;
+
+static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[213] &&
+        cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamGetPriority;
+
+static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamGetPriority", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[214] &&
+        cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamGetPriority, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamIsCapturing;
+
+static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cudaStreamIsCapturing", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[215] &&
+        cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_cudaStreamCaptureStatus, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamIsCapturing, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamQuery;
+
+static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaStreamQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[216] &&
+        cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (r == 600)
+            Py_RETURN_FALSE;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_TRUE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamSynchronize;
+
+static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cudaStreamSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[217] &&
+        cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies;
+
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x4 = 4 < nargs ? args[4] : NULL;
+    if (!x4) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[218] &&
+        cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamUpdateCaptureDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamWaitEvent;
+
+static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[219] &&
+        cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaUserObjectRelease;
+
+static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a0))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u1 = 1LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaUserObjectRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[220] &&
+        cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaUserObjectRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaUserObjectRetain;
+
+static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a0))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u1 = 1LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaUserObjectRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[221] &&
+        cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaUserObjectRetain, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaWaitExternalSemaphoresAsync;
+
+static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cudaWaitExternalSemaphoresAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[222] &&
+        cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaWaitExternalSemaphoresAsync, args, nargs, kwnames);
+}
+
+static const char *const cudart_checked_names[] = {
+    "cudaArrayGetPlane",
+    "cudaChooseDevice",
+    "cudaCtxResetPersistingL2Cache",
+    "cudaDestroyExternalMemory",
+    "cudaDestroyExternalSemaphore",
+    "cudaDestroySurfaceObject",
+    "cudaDestroyTextureObject",
+    "cudaDevResourceGenerateDesc",
+    "cudaDeviceCanAccessPeer",
+    "cudaDeviceDisablePeerAccess",
+    "cudaDeviceEnablePeerAccess",
+    "cudaDeviceFlushGPUDirectRDMAWrites",
+    "cudaDeviceGetAttribute",
+    "cudaDeviceGetCacheConfig",
+    "cudaDeviceGetDefaultMemPool",
+    "cudaDeviceGetExecutionCtx",
+    "cudaDeviceGetLimit",
+    "cudaDeviceGetMemPool",
+    "cudaDeviceGetNvSciSyncAttributes",
+    "cudaDeviceGetP2PAttribute",
+    "cudaDeviceGetStreamPriorityRange",
+    "cudaDeviceGetTexture1DLinearMaxWidth",
+    "cudaDeviceGraphMemTrim",
+    "cudaDeviceReset",
+    "cudaDeviceSetCacheConfig",
+    "cudaDeviceSetLimit",
+    "cudaDeviceSetMemPool",
+    "cudaDeviceSynchronize",
+    "cudaDeviceUnregisterAsyncNotification",
+    "cudaDriverGetVersion",
+    "cudaEGLStreamConsumerConnect",
+    "cudaEGLStreamConsumerConnectWithFlags",
+    "cudaEGLStreamProducerConnect",
+    "cudaEventCreate",
+    "cudaEventCreateFromEGLSync",
+    "cudaEventCreateWithFlags",
+    "cudaEventDestroy",
+    "cudaEventElapsedTime",
+    "cudaEventQuery",
+    "cudaEventRecord",
+    "cudaEventRecordWithFlags",
+    "cudaEventSynchronize",
+    "cudaExecutionCtxDestroy",
+    "cudaExecutionCtxGetDevice",
+    "cudaExecutionCtxGetId",
+    "cudaExecutionCtxRecordEvent",
+    "cudaExecutionCtxStreamCreate",
+    "cudaExecutionCtxSynchronize",
+    "cudaExecutionCtxWaitEvent",
+    "cudaExternalMemoryGetMappedBuffer",
+    "cudaExternalMemoryGetMappedMipmappedArray",
+    "cudaFree",
+    "cudaFreeArray",
+    "cudaFreeAsync",
+    "cudaFreeHost",
+    "cudaFreeMipmappedArray",
+    "cudaGetDevice",
+    "cudaGetDeviceCount",
+    "cudaGetDeviceFlags",
+    "cudaGetExportTable",
+    "cudaGetLastError",
+    "cudaGetMipmappedArrayLevel",
+    "cudaGetSymbolAddress",
+    "cudaGetSymbolSize",
+    "cudaGraphAddDependencies",
+    "cudaGraphAddEmptyNode",
+    "cudaGraphAddEventRecordNode",
+    "cudaGraphAddEventWaitNode",
+    "cudaGraphAddExternalSemaphoresSignalNode",
+    "cudaGraphAddExternalSemaphoresWaitNode",
+    "cudaGraphAddKernelNode",
+    "cudaGraphAddMemAllocNode",
+    "cudaGraphAddMemFreeNode",
+    "cudaGraphAddMemcpyNode",
+    "cudaGraphAddMemcpyNode1D",
+    "cudaGraphAddMemcpyNodeFromSymbol",
+    "cudaGraphAddMemcpyNodeToSymbol",
+    "cudaGraphAddMemsetNode",
+    "cudaGraphAddNode",
+    "cudaGraphChildGraphNodeGetGraph",
+    "cudaGraphConditionalHandleCreate",
+    "cudaGraphConditionalHandleCreate_v2",
+    "cudaGraphCreate",
+    "cudaGraphDestroy",
+    "cudaGraphDestroyNode",
+    "cudaGraphEventRecordNodeGetEvent",
+    "cudaGraphEventRecordNodeSetEvent",
+    "cudaGraphEventWaitNodeGetEvent",
+    "cudaGraphEventWaitNodeSetEvent",
+    "cudaGraphExecDestroy",
+    "cudaGraphExecEventRecordNodeSetEvent",
+    "cudaGraphExecEventWaitNodeSetEvent",
+    "cudaGraphExecExternalSemaphoresSignalNodeSetParams",
+    "cudaGraphExecExternalSemaphoresWaitNodeSetParams",
+    "cudaGraphExecGetFlags",
+    "cudaGraphExecGetId",
+    "cudaGraphExecKernelNodeSetParams",
+    "cudaGraphExecMemcpyNodeSetParams",
+    "cudaGraphExecMemcpyNodeSetParams1D",
+    "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
+    "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+    "cudaGraphExecMemsetNodeSetParams",
+    "cudaGraphExecNodeSetParams",
+    "cudaGraphExternalSemaphoresSignalNodeSetParams",
+    "cudaGraphExternalSemaphoresWaitNodeSetParams",
+    "cudaGraphGetId",
+    "cudaGraphKernelNodeCopyAttributes",
+    "cudaGraphKernelNodeSetParams",
+    "cudaGraphLaunch",
+    "cudaGraphMemFreeNodeGetParams",
+    "cudaGraphMemcpyNodeSetParams",
+    "cudaGraphMemcpyNodeSetParams1D",
+    "cudaGraphMemcpyNodeSetParamsFromSymbol",
+    "cudaGraphMemcpyNodeSetParamsToSymbol",
+    "cudaGraphMemsetNodeSetParams",
+    "cudaGraphNodeFindInClone",
+    "cudaGraphNodeGetContainingGraph",
+    "cudaGraphNodeGetEnabled",
+    "cudaGraphNodeGetLocalId",
+    "cudaGraphNodeGetToolsId",
+    "cudaGraphNodeGetType",
+    "cudaGraphNodeSetEnabled",
+    "cudaGraphNodeSetParams",
+    "cudaGraphReleaseUserObject",
+    "cudaGraphRemoveDependencies",
+    "cudaGraphRetainUserObject",
+    "cudaGraphUpload",
+    "cudaGraphicsEGLRegisterImage",
+    "cudaGraphicsGLRegisterBuffer",
+    "cudaGraphicsGLRegisterImage",
+    "cudaGraphicsMapResources",
+    "cudaGraphicsResourceGetMappedMipmappedArray",
+    "cudaGraphicsResourceGetMappedPointer",
+    "cudaGraphicsResourceSetMapFlags",
+    "cudaGraphicsSubResourceGetMappedArray",
+    "cudaGraphicsUnmapResources",
+    "cudaGraphicsUnregisterResource",
+    "cudaGraphicsVDPAURegisterOutputSurface",
+    "cudaGraphicsVDPAURegisterVideoSurface",
+    "cudaGreenCtxCreate",
+    "cudaHostGetFlags",
+    "cudaHostRegister",
+    "cudaHostUnregister",
+    "cudaImportExternalMemory",
+    "cudaImportExternalSemaphore",
+    "cudaInitDevice",
+    "cudaIpcCloseMemHandle",
+    "cudaKernelSetAttributeForDevice",
+    "cudaLibraryGetKernelCount",
+    "cudaLibraryUnload",
+    "cudaLogsCurrent",
+    "cudaLogsUnregisterCallback",
+    "cudaMalloc",
+    "cudaMallocArray",
+    "cudaMallocAsync",
+    "cudaMallocFromPoolAsync",
+    "cudaMallocPitch",
+    "cudaMemDiscardAndPrefetchBatchAsync",
+    "cudaMemDiscardBatchAsync",
+    "cudaMemGetDefaultMemPool",
+    "cudaMemGetInfo",
+    "cudaMemGetMemPool",
+    "cudaMemPoolCreate",
+    "cudaMemPoolDestroy",
+    "cudaMemPoolGetAccess",
+    "cudaMemPoolImportFromShareableHandle",
+    "cudaMemPoolImportPointer",
+    "cudaMemPoolSetAccess",
+    "cudaMemPoolTrimTo",
+    "cudaMemPrefetchBatchAsync",
+    "cudaMemSetMemPool",
+    "cudaMemcpy",
+    "cudaMemcpy2D",
+    "cudaMemcpy2DAsync",
+    "cudaMemcpy2DFromArray",
+    "cudaMemcpy2DFromArrayAsync",
+    "cudaMemcpy2DToArray",
+    "cudaMemcpy2DToArrayAsync",
+    "cudaMemcpy3D",
+    "cudaMemcpy3DAsync",
+    "cudaMemcpy3DBatchAsync",
+    "cudaMemcpy3DPeer",
+    "cudaMemcpy3DPeerAsync",
+    "cudaMemcpy3DWithAttributesAsync",
+    "cudaMemcpyAsync",
+    "cudaMemcpyBatchAsync",
+    "cudaMemcpyFromSymbolAsync",
+    "cudaMemcpyPeer",
+    "cudaMemcpyPeerAsync",
+    "cudaMemcpyToSymbolAsync",
+    "cudaMemcpyWithAttributesAsync",
+    "cudaMemset",
+    "cudaMemset2D",
+    "cudaMemset2DAsync",
+    "cudaMemsetAsync",
+    "cudaPeekAtLastError",
+    "cudaProfilerStart",
+    "cudaProfilerStop",
+    "cudaRuntimeGetVersion",
+    "cudaSetDevice",
+    "cudaSetDeviceFlags",
+    "cudaSetValidDevices",
+    "cudaSignalExternalSemaphoresAsync",
+    "cudaStreamBeginCapture",
+    "cudaStreamBeginCaptureToGraph",
+    "cudaStreamCopyAttributes",
+    "cudaStreamCreate",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamCreateWithPriority",
+    "cudaStreamDestroy",
+    "cudaStreamEndCapture",
+    "cudaStreamGetDevice",
+    "cudaStreamGetFlags",
+    "cudaStreamGetId",
+    "cudaStreamGetPriority",
+    "cudaStreamIsCapturing",
+    "cudaStreamQuery",
+    "cudaStreamSynchronize",
+    "cudaStreamUpdateCaptureDependencies",
+    "cudaStreamWaitEvent",
+    "cudaUserObjectRelease",
+    "cudaUserObjectRetain",
+    "cudaWaitExternalSemaphoresAsync",
+    NULL,
+};
+
+static const cudart_vectorcall cudart_checked_calls[] = {
+    cudart_checked_cudaArrayGetPlane,
+    cudart_checked_cudaChooseDevice,
+    cudart_checked_cudaCtxResetPersistingL2Cache,
+    cudart_checked_cudaDestroyExternalMemory,
+    cudart_checked_cudaDestroyExternalSemaphore,
+    cudart_checked_cudaDestroySurfaceObject,
+    cudart_checked_cudaDestroyTextureObject,
+    cudart_checked_cudaDevResourceGenerateDesc,
+    cudart_checked_cudaDeviceCanAccessPeer,
+    cudart_checked_cudaDeviceDisablePeerAccess,
+    cudart_checked_cudaDeviceEnablePeerAccess,
+    cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites,
+    cudart_checked_cudaDeviceGetAttribute,
+    cudart_checked_cudaDeviceGetCacheConfig,
+    cudart_checked_cudaDeviceGetDefaultMemPool,
+    cudart_checked_cudaDeviceGetExecutionCtx,
+    cudart_checked_cudaDeviceGetLimit,
+    cudart_checked_cudaDeviceGetMemPool,
+    cudart_checked_cudaDeviceGetNvSciSyncAttributes,
+    cudart_checked_cudaDeviceGetP2PAttribute,
+    cudart_checked_cudaDeviceGetStreamPriorityRange,
+    cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth,
+    cudart_checked_cudaDeviceGraphMemTrim,
+    cudart_checked_cudaDeviceReset,
+    cudart_checked_cudaDeviceSetCacheConfig,
+    cudart_checked_cudaDeviceSetLimit,
+    cudart_checked_cudaDeviceSetMemPool,
+    cudart_checked_cudaDeviceSynchronize,
+    cudart_checked_cudaDeviceUnregisterAsyncNotification,
+    cudart_checked_cudaDriverGetVersion,
+    cudart_checked_cudaEGLStreamConsumerConnect,
+    cudart_checked_cudaEGLStreamConsumerConnectWithFlags,
+    cudart_checked_cudaEGLStreamProducerConnect,
+    cudart_checked_cudaEventCreate,
+    cudart_checked_cudaEventCreateFromEGLSync,
+    cudart_checked_cudaEventCreateWithFlags,
+    cudart_checked_cudaEventDestroy,
+    cudart_checked_cudaEventElapsedTime,
+    cudart_checked_cudaEventQuery,
+    cudart_checked_cudaEventRecord,
+    cudart_checked_cudaEventRecordWithFlags,
+    cudart_checked_cudaEventSynchronize,
+    cudart_checked_cudaExecutionCtxDestroy,
+    cudart_checked_cudaExecutionCtxGetDevice,
+    cudart_checked_cudaExecutionCtxGetId,
+    cudart_checked_cudaExecutionCtxRecordEvent,
+    cudart_checked_cudaExecutionCtxStreamCreate,
+    cudart_checked_cudaExecutionCtxSynchronize,
+    cudart_checked_cudaExecutionCtxWaitEvent,
+    cudart_checked_cudaExternalMemoryGetMappedBuffer,
+    cudart_checked_cudaExternalMemoryGetMappedMipmappedArray,
+    cudart_checked_cudaFree,
+    cudart_checked_cudaFreeArray,
+    cudart_checked_cudaFreeAsync,
+    cudart_checked_cudaFreeHost,
+    cudart_checked_cudaFreeMipmappedArray,
+    cudart_checked_cudaGetDevice,
+    cudart_checked_cudaGetDeviceCount,
+    cudart_checked_cudaGetDeviceFlags,
+    cudart_checked_cudaGetExportTable,
+    cudart_checked_cudaGetLastError,
+    cudart_checked_cudaGetMipmappedArrayLevel,
+    cudart_checked_cudaGetSymbolAddress,
+    cudart_checked_cudaGetSymbolSize,
+    cudart_checked_cudaGraphAddDependencies,
+    cudart_checked_cudaGraphAddEmptyNode,
+    cudart_checked_cudaGraphAddEventRecordNode,
+    cudart_checked_cudaGraphAddEventWaitNode,
+    cudart_checked_cudaGraphAddExternalSemaphoresSignalNode,
+    cudart_checked_cudaGraphAddExternalSemaphoresWaitNode,
+    cudart_checked_cudaGraphAddKernelNode,
+    cudart_checked_cudaGraphAddMemAllocNode,
+    cudart_checked_cudaGraphAddMemFreeNode,
+    cudart_checked_cudaGraphAddMemcpyNode,
+    cudart_checked_cudaGraphAddMemcpyNode1D,
+    cudart_checked_cudaGraphAddMemcpyNodeFromSymbol,
+    cudart_checked_cudaGraphAddMemcpyNodeToSymbol,
+    cudart_checked_cudaGraphAddMemsetNode,
+    cudart_checked_cudaGraphAddNode,
+    cudart_checked_cudaGraphChildGraphNodeGetGraph,
+    cudart_checked_cudaGraphConditionalHandleCreate,
+    cudart_checked_cudaGraphConditionalHandleCreate_v2,
+    cudart_checked_cudaGraphCreate,
+    cudart_checked_cudaGraphDestroy,
+    cudart_checked_cudaGraphDestroyNode,
+    cudart_checked_cudaGraphEventRecordNodeGetEvent,
+    cudart_checked_cudaGraphEventRecordNodeSetEvent,
+    cudart_checked_cudaGraphEventWaitNodeGetEvent,
+    cudart_checked_cudaGraphEventWaitNodeSetEvent,
+    cudart_checked_cudaGraphExecDestroy,
+    cudart_checked_cudaGraphExecEventRecordNodeSetEvent,
+    cudart_checked_cudaGraphExecEventWaitNodeSetEvent,
+    cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cudaGraphExecGetFlags,
+    cudart_checked_cudaGraphExecGetId,
+    cudart_checked_cudaGraphExecKernelNodeSetParams,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParams,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParams1D,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+    cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    cudart_checked_cudaGraphExecMemsetNodeSetParams,
+    cudart_checked_cudaGraphExecNodeSetParams,
+    cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cudaGraphGetId,
+    cudart_checked_cudaGraphKernelNodeCopyAttributes,
+    cudart_checked_cudaGraphKernelNodeSetParams,
+    cudart_checked_cudaGraphLaunch,
+    cudart_checked_cudaGraphMemFreeNodeGetParams,
+    cudart_checked_cudaGraphMemcpyNodeSetParams,
+    cudart_checked_cudaGraphMemcpyNodeSetParams1D,
+    cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol,
+    cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol,
+    cudart_checked_cudaGraphMemsetNodeSetParams,
+    cudart_checked_cudaGraphNodeFindInClone,
+    cudart_checked_cudaGraphNodeGetContainingGraph,
+    cudart_checked_cudaGraphNodeGetEnabled,
+    cudart_checked_cudaGraphNodeGetLocalId,
+    cudart_checked_cudaGraphNodeGetToolsId,
+    cudart_checked_cudaGraphNodeGetType,
+    cudart_checked_cudaGraphNodeSetEnabled,
+    cudart_checked_cudaGraphNodeSetParams,
+    cudart_checked_cudaGraphReleaseUserObject,
+    cudart_checked_cudaGraphRemoveDependencies,
+    cudart_checked_cudaGraphRetainUserObject,
+    cudart_checked_cudaGraphUpload,
+    cudart_checked_cudaGraphicsEGLRegisterImage,
+    cudart_checked_cudaGraphicsGLRegisterBuffer,
+    cudart_checked_cudaGraphicsGLRegisterImage,
+    cudart_checked_cudaGraphicsMapResources,
+    cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray,
+    cudart_checked_cudaGraphicsResourceGetMappedPointer,
+    cudart_checked_cudaGraphicsResourceSetMapFlags,
+    cudart_checked_cudaGraphicsSubResourceGetMappedArray,
+    cudart_checked_cudaGraphicsUnmapResources,
+    cudart_checked_cudaGraphicsUnregisterResource,
+    cudart_checked_cudaGraphicsVDPAURegisterOutputSurface,
+    cudart_checked_cudaGraphicsVDPAURegisterVideoSurface,
+    cudart_checked_cudaGreenCtxCreate,
+    cudart_checked_cudaHostGetFlags,
+    cudart_checked_cudaHostRegister,
+    cudart_checked_cudaHostUnregister,
+    cudart_checked_cudaImportExternalMemory,
+    cudart_checked_cudaImportExternalSemaphore,
+    cudart_checked_cudaInitDevice,
+    cudart_checked_cudaIpcCloseMemHandle,
+    cudart_checked_cudaKernelSetAttributeForDevice,
+    cudart_checked_cudaLibraryGetKernelCount,
+    cudart_checked_cudaLibraryUnload,
+    cudart_checked_cudaLogsCurrent,
+    cudart_checked_cudaLogsUnregisterCallback,
+    cudart_checked_cudaMalloc,
+    cudart_checked_cudaMallocArray,
+    cudart_checked_cudaMallocAsync,
+    cudart_checked_cudaMallocFromPoolAsync,
+    cudart_checked_cudaMallocPitch,
+    cudart_checked_cudaMemDiscardAndPrefetchBatchAsync,
+    cudart_checked_cudaMemDiscardBatchAsync,
+    cudart_checked_cudaMemGetDefaultMemPool,
+    cudart_checked_cudaMemGetInfo,
+    cudart_checked_cudaMemGetMemPool,
+    cudart_checked_cudaMemPoolCreate,
+    cudart_checked_cudaMemPoolDestroy,
+    cudart_checked_cudaMemPoolGetAccess,
+    cudart_checked_cudaMemPoolImportFromShareableHandle,
+    cudart_checked_cudaMemPoolImportPointer,
+    cudart_checked_cudaMemPoolSetAccess,
+    cudart_checked_cudaMemPoolTrimTo,
+    cudart_checked_cudaMemPrefetchBatchAsync,
+    cudart_checked_cudaMemSetMemPool,
+    cudart_checked_cudaMemcpy,
+    cudart_checked_cudaMemcpy2D,
+    cudart_checked_cudaMemcpy2DAsync,
+    cudart_checked_cudaMemcpy2DFromArray,
+    cudart_checked_cudaMemcpy2DFromArrayAsync,
+    cudart_checked_cudaMemcpy2DToArray,
+    cudart_checked_cudaMemcpy2DToArrayAsync,
+    cudart_checked_cudaMemcpy3D,
+    cudart_checked_cudaMemcpy3DAsync,
+    cudart_checked_cudaMemcpy3DBatchAsync,
+    cudart_checked_cudaMemcpy3DPeer,
+    cudart_checked_cudaMemcpy3DPeerAsync,
+    cudart_checked_cudaMemcpy3DWithAttributesAsync,
+    cudart_checked_cudaMemcpyAsync,
+    cudart_checked_cudaMemcpyBatchAsync,
+    cudart_checked_cudaMemcpyFromSymbolAsync,
+    cudart_checked_cudaMemcpyPeer,
+    cudart_checked_cudaMemcpyPeerAsync,
+    cudart_checked_cudaMemcpyToSymbolAsync,
+    cudart_checked_cudaMemcpyWithAttributesAsync,
+    cudart_checked_cudaMemset,
+    cudart_checked_cudaMemset2D,
+    cudart_checked_cudaMemset2DAsync,
+    cudart_checked_cudaMemsetAsync,
+    cudart_checked_cudaPeekAtLastError,
+    cudart_checked_cudaProfilerStart,
+    cudart_checked_cudaProfilerStop,
+    cudart_checked_cudaRuntimeGetVersion,
+    cudart_checked_cudaSetDevice,
+    cudart_checked_cudaSetDeviceFlags,
+    cudart_checked_cudaSetValidDevices,
+    cudart_checked_cudaSignalExternalSemaphoresAsync,
+    cudart_checked_cudaStreamBeginCapture,
+    cudart_checked_cudaStreamBeginCaptureToGraph,
+    cudart_checked_cudaStreamCopyAttributes,
+    cudart_checked_cudaStreamCreate,
+    cudart_checked_cudaStreamCreateWithFlags,
+    cudart_checked_cudaStreamCreateWithPriority,
+    cudart_checked_cudaStreamDestroy,
+    cudart_checked_cudaStreamEndCapture,
+    cudart_checked_cudaStreamGetDevice,
+    cudart_checked_cudaStreamGetFlags,
+    cudart_checked_cudaStreamGetId,
+    cudart_checked_cudaStreamGetPriority,
+    cudart_checked_cudaStreamIsCapturing,
+    cudart_checked_cudaStreamQuery,
+    cudart_checked_cudaStreamSynchronize,
+    cudart_checked_cudaStreamUpdateCaptureDependencies,
+    cudart_checked_cudaStreamWaitEvent,
+    cudart_checked_cudaUserObjectRelease,
+    cudart_checked_cudaUserObjectRetain,
+    cudart_checked_cudaWaitExternalSemaphoresAsync,
+    NULL,
+};
+
+/* The handle classes the functions read and make (their memory is found once). */
+static PyTypeObject **const cudart_checked_handle_classes[] = {
+    &cudart_handle_cudaArray_const_t,
+    &cudart_handle_cudaArray_t,
+    &cudart_handle_cudaAsyncCallbackHandle_t,
+    &cudart_handle_cudaDevResourceDesc_t,
+    &cudart_handle_cudaEglStreamConnection,
+    &cudart_handle_cudaEvent_t,
+    &cudart_handle_cudaExecutionContext_t,
+    &cudart_handle_cudaExternalMemory_t,
+    &cudart_handle_cudaExternalSemaphore_t,
+    &cudart_handle_cudaGraph_t,
+    &cudart_handle_cudaGraphExec_t,
+    &cudart_handle_cudaGraphicsResource_t,
+    &cudart_handle_cudaGraphNode_t,
+    &cudart_handle_cudaKernel_t,
+    &cudart_handle_cudaLibrary_t,
+    &cudart_handle_cudaLogsCallbackHandle,
+    &cudart_handle_cudaMemPool_t,
+    &cudart_handle_cudaMipmappedArray_const_t,
+    &cudart_handle_cudaMipmappedArray_t,
+    &cudart_handle_cudaStream_t,
+    &cudart_handle_cudaUserObject_t,
+    &cudart_handle_EGLImageKHR,
+    &cudart_handle_EGLStreamKHR,
+    &cudart_handle_EGLSyncKHR,
+    NULL,
+};
+
+static PyObject **const cudart_checked_references[] = {
+    &cudart_reference_cudaArrayGetPlane,
+    &cudart_reference_cudaChooseDevice,
+    &cudart_reference_cudaCtxResetPersistingL2Cache,
+    &cudart_reference_cudaDestroyExternalMemory,
+    &cudart_reference_cudaDestroyExternalSemaphore,
+    &cudart_reference_cudaDestroySurfaceObject,
+    &cudart_reference_cudaDestroyTextureObject,
+    &cudart_reference_cudaDevResourceGenerateDesc,
+    &cudart_reference_cudaDeviceCanAccessPeer,
+    &cudart_reference_cudaDeviceDisablePeerAccess,
+    &cudart_reference_cudaDeviceEnablePeerAccess,
+    &cudart_reference_cudaDeviceFlushGPUDirectRDMAWrites,
+    &cudart_reference_cudaDeviceGetAttribute,
+    &cudart_reference_cudaDeviceGetCacheConfig,
+    &cudart_reference_cudaDeviceGetDefaultMemPool,
+    &cudart_reference_cudaDeviceGetExecutionCtx,
+    &cudart_reference_cudaDeviceGetLimit,
+    &cudart_reference_cudaDeviceGetMemPool,
+    &cudart_reference_cudaDeviceGetNvSciSyncAttributes,
+    &cudart_reference_cudaDeviceGetP2PAttribute,
+    &cudart_reference_cudaDeviceGetStreamPriorityRange,
+    &cudart_reference_cudaDeviceGetTexture1DLinearMaxWidth,
+    &cudart_reference_cudaDeviceGraphMemTrim,
+    &cudart_reference_cudaDeviceReset,
+    &cudart_reference_cudaDeviceSetCacheConfig,
+    &cudart_reference_cudaDeviceSetLimit,
+    &cudart_reference_cudaDeviceSetMemPool,
+    &cudart_reference_cudaDeviceSynchronize,
+    &cudart_reference_cudaDeviceUnregisterAsyncNotification,
+    &cudart_reference_cudaDriverGetVersion,
+    &cudart_reference_cudaEGLStreamConsumerConnect,
+    &cudart_reference_cudaEGLStreamConsumerConnectWithFlags,
+    &cudart_reference_cudaEGLStreamProducerConnect,
+    &cudart_reference_cudaEventCreate,
+    &cudart_reference_cudaEventCreateFromEGLSync,
+    &cudart_reference_cudaEventCreateWithFlags,
+    &cudart_reference_cudaEventDestroy,
+    &cudart_reference_cudaEventElapsedTime,
+    &cudart_reference_cudaEventQuery,
+    &cudart_reference_cudaEventRecord,
+    &cudart_reference_cudaEventRecordWithFlags,
+    &cudart_reference_cudaEventSynchronize,
+    &cudart_reference_cudaExecutionCtxDestroy,
+    &cudart_reference_cudaExecutionCtxGetDevice,
+    &cudart_reference_cudaExecutionCtxGetId,
+    &cudart_reference_cudaExecutionCtxRecordEvent,
+    &cudart_reference_cudaExecutionCtxStreamCreate,
+    &cudart_reference_cudaExecutionCtxSynchronize,
+    &cudart_reference_cudaExecutionCtxWaitEvent,
+    &cudart_reference_cudaExternalMemoryGetMappedBuffer,
+    &cudart_reference_cudaExternalMemoryGetMappedMipmappedArray,
+    &cudart_reference_cudaFree,
+    &cudart_reference_cudaFreeArray,
+    &cudart_reference_cudaFreeAsync,
+    &cudart_reference_cudaFreeHost,
+    &cudart_reference_cudaFreeMipmappedArray,
+    &cudart_reference_cudaGetDevice,
+    &cudart_reference_cudaGetDeviceCount,
+    &cudart_reference_cudaGetDeviceFlags,
+    &cudart_reference_cudaGetExportTable,
+    &cudart_reference_cudaGetLastError,
+    &cudart_reference_cudaGetMipmappedArrayLevel,
+    &cudart_reference_cudaGetSymbolAddress,
+    &cudart_reference_cudaGetSymbolSize,
+    &cudart_reference_cudaGraphAddDependencies,
+    &cudart_reference_cudaGraphAddEmptyNode,
+    &cudart_reference_cudaGraphAddEventRecordNode,
+    &cudart_reference_cudaGraphAddEventWaitNode,
+    &cudart_reference_cudaGraphAddExternalSemaphoresSignalNode,
+    &cudart_reference_cudaGraphAddExternalSemaphoresWaitNode,
+    &cudart_reference_cudaGraphAddKernelNode,
+    &cudart_reference_cudaGraphAddMemAllocNode,
+    &cudart_reference_cudaGraphAddMemFreeNode,
+    &cudart_reference_cudaGraphAddMemcpyNode,
+    &cudart_reference_cudaGraphAddMemcpyNode1D,
+    &cudart_reference_cudaGraphAddMemcpyNodeFromSymbol,
+    &cudart_reference_cudaGraphAddMemcpyNodeToSymbol,
+    &cudart_reference_cudaGraphAddMemsetNode,
+    &cudart_reference_cudaGraphAddNode,
+    &cudart_reference_cudaGraphChildGraphNodeGetGraph,
+    &cudart_reference_cudaGraphConditionalHandleCreate,
+    &cudart_reference_cudaGraphConditionalHandleCreate_v2,
+    &cudart_reference_cudaGraphCreate,
+    &cudart_reference_cudaGraphDestroy,
+    &cudart_reference_cudaGraphDestroyNode,
+    &cudart_reference_cudaGraphEventRecordNodeGetEvent,
+    &cudart_reference_cudaGraphEventRecordNodeSetEvent,
+    &cudart_reference_cudaGraphEventWaitNodeGetEvent,
+    &cudart_reference_cudaGraphEventWaitNodeSetEvent,
+    &cudart_reference_cudaGraphExecDestroy,
+    &cudart_reference_cudaGraphExecEventRecordNodeSetEvent,
+    &cudart_reference_cudaGraphExecEventWaitNodeSetEvent,
+    &cudart_reference_cudaGraphExecExternalSemaphoresSignalNodeSetParams,
+    &cudart_reference_cudaGraphExecExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cudaGraphExecGetFlags,
+    &cudart_reference_cudaGraphExecGetId,
+    &cudart_reference_cudaGraphExecKernelNodeSetParams,
+    &cudart_reference_cudaGraphExecMemcpyNodeSetParams,
+    &cudart_reference_cudaGraphExecMemcpyNodeSetParams1D,
+    &cudart_reference_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
+    &cudart_reference_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    &cudart_reference_cudaGraphExecMemsetNodeSetParams,
+    &cudart_reference_cudaGraphExecNodeSetParams,
+    &cudart_reference_cudaGraphExternalSemaphoresSignalNodeSetParams,
+    &cudart_reference_cudaGraphExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cudaGraphGetId,
+    &cudart_reference_cudaGraphKernelNodeCopyAttributes,
+    &cudart_reference_cudaGraphKernelNodeSetParams,
+    &cudart_reference_cudaGraphLaunch,
+    &cudart_reference_cudaGraphMemFreeNodeGetParams,
+    &cudart_reference_cudaGraphMemcpyNodeSetParams,
+    &cudart_reference_cudaGraphMemcpyNodeSetParams1D,
+    &cudart_reference_cudaGraphMemcpyNodeSetParamsFromSymbol,
+    &cudart_reference_cudaGraphMemcpyNodeSetParamsToSymbol,
+    &cudart_reference_cudaGraphMemsetNodeSetParams,
+    &cudart_reference_cudaGraphNodeFindInClone,
+    &cudart_reference_cudaGraphNodeGetContainingGraph,
+    &cudart_reference_cudaGraphNodeGetEnabled,
+    &cudart_reference_cudaGraphNodeGetLocalId,
+    &cudart_reference_cudaGraphNodeGetToolsId,
+    &cudart_reference_cudaGraphNodeGetType,
+    &cudart_reference_cudaGraphNodeSetEnabled,
+    &cudart_reference_cudaGraphNodeSetParams,
+    &cudart_reference_cudaGraphReleaseUserObject,
+    &cudart_reference_cudaGraphRemoveDependencies,
+    &cudart_reference_cudaGraphRetainUserObject,
+    &cudart_reference_cudaGraphUpload,
+    &cudart_reference_cudaGraphicsEGLRegisterImage,
+    &cudart_reference_cudaGraphicsGLRegisterBuffer,
+    &cudart_reference_cudaGraphicsGLRegisterImage,
+    &cudart_reference_cudaGraphicsMapResources,
+    &cudart_reference_cudaGraphicsResourceGetMappedMipmappedArray,
+    &cudart_reference_cudaGraphicsResourceGetMappedPointer,
+    &cudart_reference_cudaGraphicsResourceSetMapFlags,
+    &cudart_reference_cudaGraphicsSubResourceGetMappedArray,
+    &cudart_reference_cudaGraphicsUnmapResources,
+    &cudart_reference_cudaGraphicsUnregisterResource,
+    &cudart_reference_cudaGraphicsVDPAURegisterOutputSurface,
+    &cudart_reference_cudaGraphicsVDPAURegisterVideoSurface,
+    &cudart_reference_cudaGreenCtxCreate,
+    &cudart_reference_cudaHostGetFlags,
+    &cudart_reference_cudaHostRegister,
+    &cudart_reference_cudaHostUnregister,
+    &cudart_reference_cudaImportExternalMemory,
+    &cudart_reference_cudaImportExternalSemaphore,
+    &cudart_reference_cudaInitDevice,
+    &cudart_reference_cudaIpcCloseMemHandle,
+    &cudart_reference_cudaKernelSetAttributeForDevice,
+    &cudart_reference_cudaLibraryGetKernelCount,
+    &cudart_reference_cudaLibraryUnload,
+    &cudart_reference_cudaLogsCurrent,
+    &cudart_reference_cudaLogsUnregisterCallback,
+    &cudart_reference_cudaMalloc,
+    &cudart_reference_cudaMallocArray,
+    &cudart_reference_cudaMallocAsync,
+    &cudart_reference_cudaMallocFromPoolAsync,
+    &cudart_reference_cudaMallocPitch,
+    &cudart_reference_cudaMemDiscardAndPrefetchBatchAsync,
+    &cudart_reference_cudaMemDiscardBatchAsync,
+    &cudart_reference_cudaMemGetDefaultMemPool,
+    &cudart_reference_cudaMemGetInfo,
+    &cudart_reference_cudaMemGetMemPool,
+    &cudart_reference_cudaMemPoolCreate,
+    &cudart_reference_cudaMemPoolDestroy,
+    &cudart_reference_cudaMemPoolGetAccess,
+    &cudart_reference_cudaMemPoolImportFromShareableHandle,
+    &cudart_reference_cudaMemPoolImportPointer,
+    &cudart_reference_cudaMemPoolSetAccess,
+    &cudart_reference_cudaMemPoolTrimTo,
+    &cudart_reference_cudaMemPrefetchBatchAsync,
+    &cudart_reference_cudaMemSetMemPool,
+    &cudart_reference_cudaMemcpy,
+    &cudart_reference_cudaMemcpy2D,
+    &cudart_reference_cudaMemcpy2DAsync,
+    &cudart_reference_cudaMemcpy2DFromArray,
+    &cudart_reference_cudaMemcpy2DFromArrayAsync,
+    &cudart_reference_cudaMemcpy2DToArray,
+    &cudart_reference_cudaMemcpy2DToArrayAsync,
+    &cudart_reference_cudaMemcpy3D,
+    &cudart_reference_cudaMemcpy3DAsync,
+    &cudart_reference_cudaMemcpy3DBatchAsync,
+    &cudart_reference_cudaMemcpy3DPeer,
+    &cudart_reference_cudaMemcpy3DPeerAsync,
+    &cudart_reference_cudaMemcpy3DWithAttributesAsync,
+    &cudart_reference_cudaMemcpyAsync,
+    &cudart_reference_cudaMemcpyBatchAsync,
+    &cudart_reference_cudaMemcpyFromSymbolAsync,
+    &cudart_reference_cudaMemcpyPeer,
+    &cudart_reference_cudaMemcpyPeerAsync,
+    &cudart_reference_cudaMemcpyToSymbolAsync,
+    &cudart_reference_cudaMemcpyWithAttributesAsync,
+    &cudart_reference_cudaMemset,
+    &cudart_reference_cudaMemset2D,
+    &cudart_reference_cudaMemset2DAsync,
+    &cudart_reference_cudaMemsetAsync,
+    &cudart_reference_cudaPeekAtLastError,
+    &cudart_reference_cudaProfilerStart,
+    &cudart_reference_cudaProfilerStop,
+    &cudart_reference_cudaRuntimeGetVersion,
+    &cudart_reference_cudaSetDevice,
+    &cudart_reference_cudaSetDeviceFlags,
+    &cudart_reference_cudaSetValidDevices,
+    &cudart_reference_cudaSignalExternalSemaphoresAsync,
+    &cudart_reference_cudaStreamBeginCapture,
+    &cudart_reference_cudaStreamBeginCaptureToGraph,
+    &cudart_reference_cudaStreamCopyAttributes,
+    &cudart_reference_cudaStreamCreate,
+    &cudart_reference_cudaStreamCreateWithFlags,
+    &cudart_reference_cudaStreamCreateWithPriority,
+    &cudart_reference_cudaStreamDestroy,
+    &cudart_reference_cudaStreamEndCapture,
+    &cudart_reference_cudaStreamGetDevice,
+    &cudart_reference_cudaStreamGetFlags,
+    &cudart_reference_cudaStreamGetId,
+    &cudart_reference_cudaStreamGetPriority,
+    &cudart_reference_cudaStreamIsCapturing,
+    &cudart_reference_cudaStreamQuery,
+    &cudart_reference_cudaStreamSynchronize,
+    &cudart_reference_cudaStreamUpdateCaptureDependencies,
+    &cudart_reference_cudaStreamWaitEvent,
+    &cudart_reference_cudaUserObjectRelease,
+    &cudart_reference_cudaUserObjectRetain,
+    &cudart_reference_cudaWaitExternalSemaphoresAsync,
+    NULL,
+};
+
+/* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
+ * functions standing for those of `reference` (name -> the Python checked function),
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
+static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (cudart_arity("checked", nargs, 3) < 0)
+        return NULL;
+    PyObject *reference = args[0], *namespace = args[2];
+    if (!PyDict_Check(reference) || !PyDict_Check(namespace)) {
+        PyErr_SetString(PyExc_TypeError, "checked(reference, helpers, namespace): two dicts");
+        return NULL;
+    }
+    if (cudart_checked_helpers(args[1], namespace) < 0)
+        return NULL;
+    PyObject *raw = PyDict_GetItemString(namespace, "_lib");
+    if (0
+        || cudart_checked_class(raw, "cudaArray_const_t", &cudart_handle_cudaArray_const_t) < 0
+        || cudart_checked_class(raw, "cudaArray_t", &cudart_handle_cudaArray_t) < 0
+        || cudart_checked_class(raw, "cudaAsyncCallbackHandle_t", &cudart_handle_cudaAsyncCallbackHandle_t) < 0
+        || cudart_checked_class(raw, "cudaDevResourceDesc_t", &cudart_handle_cudaDevResourceDesc_t) < 0
+        || cudart_checked_class(raw, "cudaEglStreamConnection", &cudart_handle_cudaEglStreamConnection) < 0
+        || cudart_checked_class(raw, "cudaEvent_t", &cudart_handle_cudaEvent_t) < 0
+        || cudart_checked_class(raw, "cudaExecutionContext_t", &cudart_handle_cudaExecutionContext_t) < 0
+        || cudart_checked_class(raw, "cudaExternalMemory_t", &cudart_handle_cudaExternalMemory_t) < 0
+        || cudart_checked_class(raw, "cudaExternalSemaphore_t", &cudart_handle_cudaExternalSemaphore_t) < 0
+        || cudart_checked_class(raw, "cudaGraph_t", &cudart_handle_cudaGraph_t) < 0
+        || cudart_checked_class(raw, "cudaGraphExec_t", &cudart_handle_cudaGraphExec_t) < 0
+        || cudart_checked_class(raw, "cudaGraphicsResource_t", &cudart_handle_cudaGraphicsResource_t) < 0
+        || cudart_checked_class(raw, "cudaGraphNode_t", &cudart_handle_cudaGraphNode_t) < 0
+        || cudart_checked_class(raw, "cudaKernel_t", &cudart_handle_cudaKernel_t) < 0
+        || cudart_checked_class(raw, "cudaLibrary_t", &cudart_handle_cudaLibrary_t) < 0
+        || cudart_checked_class(raw, "cudaLogsCallbackHandle", &cudart_handle_cudaLogsCallbackHandle) < 0
+        || cudart_checked_class(raw, "cudaMemPool_t", &cudart_handle_cudaMemPool_t) < 0
+        || cudart_checked_class(raw, "cudaMipmappedArray_const_t", &cudart_handle_cudaMipmappedArray_const_t) < 0
+        || cudart_checked_class(raw, "cudaMipmappedArray_t", &cudart_handle_cudaMipmappedArray_t) < 0
+        || cudart_checked_class(raw, "cudaStream_t", &cudart_handle_cudaStream_t) < 0
+        || cudart_checked_class(raw, "cudaUserObject_t", &cudart_handle_cudaUserObject_t) < 0
+        || cudart_checked_class(raw, "EGLImageKHR", &cudart_handle_EGLImageKHR) < 0
+        || cudart_checked_class(raw, "EGLStreamKHR", &cudart_handle_EGLStreamKHR) < 0
+        || cudart_checked_class(raw, "EGLSyncKHR", &cudart_handle_EGLSyncKHR) < 0
+        || cudart_checked_class(raw, "cudaDeviceAttr", &cudart_enum_cudaDeviceAttr) < 0
+        || cudart_checked_class(raw, "cudaDeviceP2PAttr", &cudart_enum_cudaDeviceP2PAttr) < 0
+        || cudart_checked_class(raw, "cudaFlushGPUDirectRDMAWritesScope", &cudart_enum_cudaFlushGPUDirectRDMAWritesScope) < 0
+        || cudart_checked_class(raw, "cudaFlushGPUDirectRDMAWritesTarget", &cudart_enum_cudaFlushGPUDirectRDMAWritesTarget) < 0
+        || cudart_checked_class(raw, "cudaFuncAttribute", &cudart_enum_cudaFuncAttribute) < 0
+        || cudart_checked_class(raw, "cudaFuncCache", &cudart_enum_cudaFuncCache) < 0
+        || cudart_checked_class(raw, "cudaGraphNodeType", &cudart_enum_cudaGraphNodeType) < 0
+        || cudart_checked_class(raw, "cudaLimit", &cudart_enum_cudaLimit) < 0
+        || cudart_checked_class(raw, "cudaMemAccessFlags", &cudart_enum_cudaMemAccessFlags) < 0
+        || cudart_checked_class(raw, "cudaMemAllocationHandleType", &cudart_enum_cudaMemAllocationHandleType) < 0
+        || cudart_checked_class(raw, "cudaMemAllocationType", &cudart_enum_cudaMemAllocationType) < 0
+        || cudart_checked_class(raw, "cudaMemcpyKind", &cudart_enum_cudaMemcpyKind) < 0
+        || cudart_checked_class(raw, "cudaStreamCaptureMode", &cudart_enum_cudaStreamCaptureMode) < 0
+        || cudart_checked_class(raw, "cudaStreamCaptureStatus", &cudart_enum_cudaStreamCaptureStatus) < 0
+    )
+        return NULL;
+    cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
+    for (Py_ssize_t i = 0; out && cudart_checked_names[i]; i++) {
+        PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
+        if (!ref)
+            continue;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        Py_INCREF(ref);
+        CUDART_SETREF(*cudart_checked_references[i], ref);
+        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(fn);
+    }
+    Py_XDECREF(reporting);
+    return out;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef cudart_methods[] = {
@@ -21394,6 +36413,8 @@ static PyMethodDef cudart_methods[] = {
 
 static PyMethodDef cudart_support_methods[] = {
     CUDART_SUPPORT_METHODS
+    {"checked", (PyCFunction)(void (*)(void))cudart_checked_install, METH_FASTCALL,
+     "checked(reference, helpers, namespace) -> the compiled checked functions"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25238,6 +25238,19286 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- checked functions, compiled */
+
+/* 293 checked functions in C (generator/render/fast_checked.py), each
+ * standing for the Python checked function of its name (its reference), which serves
+ * whatever the C happy path does not take. 157 others stay Python only. */
+#include "_fastchecked.h"
+
+static PyTypeObject *cudart_handle_CUarray;
+static PyTypeObject *cudart_handle_CUcontext;
+static PyTypeObject *cudart_handle_CUevent;
+static PyTypeObject *cudart_handle_CUexternalMemory;
+static PyTypeObject *cudart_handle_CUexternalSemaphore;
+static PyTypeObject *cudart_handle_CUfunction;
+static PyTypeObject *cudart_handle_CUgraph;
+static PyTypeObject *cudart_handle_CUgraphExec;
+static PyTypeObject *cudart_handle_CUgraphicsResource;
+static PyTypeObject *cudart_handle_CUgraphNode;
+static PyTypeObject *cudart_handle_CUkernel;
+static PyTypeObject *cudart_handle_CUlibrary;
+static PyTypeObject *cudart_handle_CUlinkState;
+static PyTypeObject *cudart_handle_CUmemoryPool;
+static PyTypeObject *cudart_handle_CUmipmappedArray;
+static PyTypeObject *cudart_handle_CUmodule;
+static PyTypeObject *cudart_handle_CUstream;
+static PyTypeObject *cudart_handle_CUuserObject;
+static PyTypeObject *cudart_enum_CUarray_format_enum;
+static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
+static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
+static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
+static PyTypeObject *cudart_enum_CUflushGPUDirectRDMAWritesScope_enum;
+static PyTypeObject *cudart_enum_CUflushGPUDirectRDMAWritesTarget_enum;
+static PyTypeObject *cudart_enum_CUfunc_cache_enum;
+static PyTypeObject *cudart_enum_CUfunction_attribute_enum;
+static PyTypeObject *cudart_enum_CUgraphNodeType_enum;
+static PyTypeObject *cudart_enum_CUlimit_enum;
+static PyTypeObject *cudart_enum_CUmem_advise_enum;
+static PyTypeObject *cudart_enum_CUmemAccess_flags_enum;
+static PyTypeObject *cudart_enum_CUmemAllocationGranularity_flags_enum;
+static PyTypeObject *cudart_enum_CUmemAllocationHandleType_enum;
+static PyTypeObject *cudart_enum_CUmoduleLoadingMode_enum;
+static PyTypeObject *cudart_enum_CUsharedconfig_enum;
+static PyTypeObject *cudart_enum_CUstreamCaptureMode_enum;
+static PyTypeObject *cudart_enum_CUstreamCaptureStatus_enum;
+static int cudart_member_CUarray_format_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 16LL:
+    case 32LL:
+    case 145LL:
+    case 146LL:
+    case 147LL:
+    case 148LL:
+    case 149LL:
+    case 150LL:
+    case 151LL:
+    case 152LL:
+    case 153LL:
+    case 154LL:
+    case 155LL:
+    case 156LL:
+    case 157LL:
+    case 158LL:
+    case 176LL:
+    case 192LL:
+    case 193LL:
+    case 194LL:
+    case 195LL:
+    case 196LL:
+    case 197LL:
+    case 198LL:
+    case 199LL:
+    case 200LL:
+    case 201LL:
+    case 202LL:
+    case 203LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUdevice_attribute_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+    case 12LL:
+    case 13LL:
+    case 14LL:
+    case 15LL:
+    case 16LL:
+    case 17LL:
+    case 18LL:
+    case 19LL:
+    case 20LL:
+    case 21LL:
+    case 22LL:
+    case 23LL:
+    case 24LL:
+    case 25LL:
+    case 26LL:
+    case 27LL:
+    case 28LL:
+    case 29LL:
+    case 30LL:
+    case 31LL:
+    case 32LL:
+    case 33LL:
+    case 34LL:
+    case 35LL:
+    case 36LL:
+    case 37LL:
+    case 38LL:
+    case 39LL:
+    case 40LL:
+    case 41LL:
+    case 42LL:
+    case 43LL:
+    case 44LL:
+    case 45LL:
+    case 46LL:
+    case 47LL:
+    case 48LL:
+    case 49LL:
+    case 50LL:
+    case 51LL:
+    case 52LL:
+    case 53LL:
+    case 54LL:
+    case 55LL:
+    case 56LL:
+    case 57LL:
+    case 58LL:
+    case 59LL:
+    case 60LL:
+    case 61LL:
+    case 62LL:
+    case 63LL:
+    case 64LL:
+    case 65LL:
+    case 66LL:
+    case 67LL:
+    case 68LL:
+    case 69LL:
+    case 70LL:
+    case 71LL:
+    case 72LL:
+    case 73LL:
+    case 74LL:
+    case 75LL:
+    case 76LL:
+    case 77LL:
+    case 78LL:
+    case 79LL:
+    case 80LL:
+    case 81LL:
+    case 82LL:
+    case 83LL:
+    case 84LL:
+    case 85LL:
+    case 86LL:
+    case 87LL:
+    case 88LL:
+    case 89LL:
+    case 90LL:
+    case 91LL:
+    case 92LL:
+    case 93LL:
+    case 94LL:
+    case 95LL:
+    case 96LL:
+    case 97LL:
+    case 98LL:
+    case 99LL:
+    case 100LL:
+    case 101LL:
+    case 102LL:
+    case 103LL:
+    case 104LL:
+    case 105LL:
+    case 106LL:
+    case 107LL:
+    case 108LL:
+    case 109LL:
+    case 110LL:
+    case 111LL:
+    case 112LL:
+    case 113LL:
+    case 114LL:
+    case 115LL:
+    case 116LL:
+    case 117LL:
+    case 118LL:
+    case 119LL:
+    case 120LL:
+    case 121LL:
+    case 122LL:
+    case 123LL:
+    case 124LL:
+    case 125LL:
+    case 126LL:
+    case 127LL:
+    case 129LL:
+    case 130LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUdevice_P2PAttribute_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUexecAffinityType_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUflushGPUDirectRDMAWritesScope_enum(long long v)
+{
+    switch (v) {
+    case 100LL:
+    case 200LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUflushGPUDirectRDMAWritesTarget_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUfunc_cache_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUfunction_attribute_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+    case 12LL:
+    case 13LL:
+    case 14LL:
+    case 15LL:
+    case 16LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUlimit_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmem_advise_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmemAllocationGranularity_flags_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmemAllocationHandleType_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 4LL:
+    case 2147483647LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUsharedconfig_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUstreamCaptureMode_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Whether a compiled checked function reports host callbacks' failures after its call
+ * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
+static char cudart_checked_reports[293];
+
+static PyObject *cudart_reference_cuArray3DCreate;
+
+static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArray3DCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate) fn = (CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[0] &&
+        cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArray3DCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArray3DCreate_v2;
+
+static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArray3DCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate_v2) fn = (CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[1] &&
+        cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArray3DCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayCreate;
+
+static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArrayCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate) fn = (CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[2] &&
+        cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayCreate_v2;
+
+static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArrayCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate_v2) fn = (CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[3] &&
+        cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayDestroy;
+
+static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUarray;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hArray", "cuArrayDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuArrayDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayDestroy, cudart_abi_cuArrayDestroy) fn = (CUDART_FN_T(cuArrayDestroy, cudart_abi_cuArrayDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[4] &&
+        cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayGetPlane;
+
+static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuArrayGetPlane", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayGetPlane, cudart_abi_cuArrayGetPlane) fn = (CUDART_FN_T(cuArrayGetPlane, cudart_abi_cuArrayGetPlane))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[5] &&
+        cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayGetPlane, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxCreate;
+
+static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuCtxCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxCreate_v2, cudart_abi_cuCtxCreate) fn = (CUDART_FN_T(cuCtxCreate_v2, cudart_abi_cuCtxCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[6] &&
+        cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxCreate_v2;
+
+static PyObject *cudart_checked_cuCtxCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuCtxCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxCreate_v2, cudart_abi_cuCtxCreate_v2) fn = (CUDART_FN_T(cuCtxCreate_v2, cudart_abi_cuCtxCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[7] &&
+        cudart_c_report("cuCtxCreate_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxCreate_v3;
+
+static PyObject *cudart_checked_cuCtxCreate_v3(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    long long i4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i4 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v3];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, i4);
+        if (cudart_record_call("cuCtxCreate_v3", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxCreate_v3, cudart_abi_cuCtxCreate_v3) fn = (CUDART_FN_T(cuCtxCreate_v3, cudart_abi_cuCtxCreate_v3))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned int)u3, (int)i4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[8] &&
+        cudart_c_report("cuCtxCreate_v3", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxCreate_v3, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxDestroy;
+
+static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy) fn = (CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[9] &&
+        cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxDestroy_v2;
+
+static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy_v2") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxDestroy_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy_v2) fn = (CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[10] &&
+        cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxDestroy_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxDisablePeerAccess;
+
+static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxDisablePeerAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxDisablePeerAccess, cudart_abi_cuCtxDisablePeerAccess) fn = (CUDART_FN_T(cuCtxDisablePeerAccess, cudart_abi_cuCtxDisablePeerAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[11] &&
+        cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxDisablePeerAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxEnablePeerAccess;
+
+static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuCtxEnablePeerAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxEnablePeerAccess, cudart_abi_cuCtxEnablePeerAccess) fn = (CUDART_FN_T(cuCtxEnablePeerAccess, cudart_abi_cuCtxEnablePeerAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[12] &&
+        cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxEnablePeerAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetApiVersion;
+
+static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetApiVersion", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetApiVersion, cudart_abi_cuCtxGetApiVersion) fn = (CUDART_FN_T(cuCtxGetApiVersion, cudart_abi_cuCtxGetApiVersion))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[13] &&
+        cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetApiVersion, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetCacheConfig;
+
+static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetCacheConfig, cudart_abi_cuCtxGetCacheConfig) fn = (CUDART_FN_T(cuCtxGetCacheConfig, cudart_abi_cuCtxGetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[14] &&
+        cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUfunc_cache_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetCurrent;
+
+static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[15] &&
+        cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetDevice;
+
+static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[16] &&
+        cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetFlags;
+
+static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetFlags, cudart_abi_cuCtxGetFlags) fn = (CUDART_FN_T(cuCtxGetFlags, cudart_abi_cuCtxGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[17] &&
+        cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetId;
+
+static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetId, cudart_abi_cuCtxGetId) fn = (CUDART_FN_T(cuCtxGetId, cudart_abi_cuCtxGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[18] &&
+        cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetLimit;
+
+static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuCtxGetLimit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetLimit, cudart_abi_cuCtxGetLimit) fn = (CUDART_FN_T(cuCtxGetLimit, cudart_abi_cuCtxGetLimit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[19] &&
+        cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetLimit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetSharedMemConfig;
+
+static PyObject *cudart_checked_cuCtxGetSharedMemConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetSharedMemConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetSharedMemConfig, cudart_abi_cuCtxGetSharedMemConfig) fn = (CUDART_FN_T(cuCtxGetSharedMemConfig, cudart_abi_cuCtxGetSharedMemConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[20] &&
+        cudart_c_report("cuCtxGetSharedMemConfig", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUsharedconfig_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetSharedMemConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetStreamPriorityRange;
+
+static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetStreamPriorityRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetStreamPriorityRange, cudart_abi_cuCtxGetStreamPriorityRange) fn = (CUDART_FN_T(cuCtxGetStreamPriorityRange, cudart_abi_cuCtxGetStreamPriorityRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[21] &&
+        cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('i', &o0);
+    PyObject *v1 = cudart_output_value('i', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetStreamPriorityRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPopCurrent;
+
+static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPopCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent) fn = (CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPopCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPopCurrent_v2;
+
+static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPopCurrent_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent_v2) fn = (CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[23] &&
+        cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPopCurrent_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPushCurrent;
+
+static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPushCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent) fn = (CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[24] &&
+        cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPushCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPushCurrent_v2;
+
+static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPushCurrent_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent_v2) fn = (CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[25] &&
+        cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPushCurrent_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxResetPersistingL2Cache;
+
+static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cuCtxResetPersistingL2Cache", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxResetPersistingL2Cache, cudart_abi_cuCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cuCtxResetPersistingL2Cache, cudart_abi_cuCtxResetPersistingL2Cache))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[26] &&
+        cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxResetPersistingL2Cache, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetCacheConfig;
+
+static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuCtxSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetCacheConfig, cudart_abi_cuCtxSetCacheConfig) fn = (CUDART_FN_T(cuCtxSetCacheConfig, cudart_abi_cuCtxSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[27] &&
+        cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetCurrent;
+
+static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxSetCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetCurrent, cudart_abi_cuCtxSetCurrent) fn = (CUDART_FN_T(cuCtxSetCurrent, cudart_abi_cuCtxSetCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[28] &&
+        cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetLimit;
+
+static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuCtxSetLimit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetLimit, cudart_abi_cuCtxSetLimit) fn = (CUDART_FN_T(cuCtxSetLimit, cudart_abi_cuCtxSetLimit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetLimit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetSharedMemConfig;
+
+static PyObject *cudart_checked_cuCtxSetSharedMemConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUsharedconfig_enum, cudart_member_CUsharedconfig_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuCtxSetSharedMemConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetSharedMemConfig, cudart_abi_cuCtxSetSharedMemConfig) fn = (CUDART_FN_T(cuCtxSetSharedMemConfig, cudart_abi_cuCtxSetSharedMemConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cuCtxSetSharedMemConfig", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetSharedMemConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSynchronize;
+
+static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cuCtxSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSynchronize, cudart_abi_cuCtxSynchronize) fn = (CUDART_FN_T(cuCtxSynchronize, cudart_abi_cuCtxSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[31] &&
+        cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDestroyExternalMemory;
+
+static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalMemory;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cuDestroyExternalMemory") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDestroyExternalMemory", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDestroyExternalMemory, cudart_abi_cuDestroyExternalMemory) fn = (CUDART_FN_T(cuDestroyExternalMemory, cudart_abi_cuDestroyExternalMemory))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[32] &&
+        cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDestroyExternalMemory, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDestroyExternalSemaphore;
+
+static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalSemaphore, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalSemaphore;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cuDestroyExternalSemaphore") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDestroyExternalSemaphore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDestroyExternalSemaphore, cudart_abi_cuDestroyExternalSemaphore) fn = (CUDART_FN_T(cuDestroyExternalSemaphore, cudart_abi_cuDestroyExternalSemaphore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[33] &&
+        cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDestroyExternalSemaphore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceCanAccessPeer;
+
+static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
+        if (cudart_record_call("cuDeviceCanAccessPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceCanAccessPeer, cudart_abi_cuDeviceCanAccessPeer) fn = (CUDART_FN_T(cuDeviceCanAccessPeer, cudart_abi_cuDeviceCanAccessPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[34] &&
+        cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceCanAccessPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGet;
+
+static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGet", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGet, cudart_abi_cuDeviceGet) fn = (CUDART_FN_T(cuDeviceGet, cudart_abi_cuDeviceGet))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[35] &&
+        cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGet, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetAttribute;
+
+static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUdevice_attribute_enum, cudart_member_CUdevice_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuDeviceGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetAttribute, cudart_abi_cuDeviceGetAttribute) fn = (CUDART_FN_T(cuDeviceGetAttribute, cudart_abi_cuDeviceGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[36] &&
+        cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetCount;
+
+static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDeviceGetCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetCount, cudart_abi_cuDeviceGetCount) fn = (CUDART_FN_T(cuDeviceGetCount, cudart_abi_cuDeviceGetCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[37] &&
+        cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetDefaultMemPool;
+
+static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGetDefaultMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetDefaultMemPool, cudart_abi_cuDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cuDeviceGetDefaultMemPool, cudart_abi_cuDeviceGetDefaultMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetDefaultMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetExecAffinitySupport;
+
+static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUexecAffinityType_enum, cudart_member_CUexecAffinityType_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuDeviceGetExecAffinitySupport", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetExecAffinitySupport, cudart_abi_cuDeviceGetExecAffinitySupport) fn = (CUDART_FN_T(cuDeviceGetExecAffinitySupport, cudart_abi_cuDeviceGetExecAffinitySupport))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[39] &&
+        cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetExecAffinitySupport, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetMemPool;
+
+static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetMemPool, cudart_abi_cuDeviceGetMemPool) fn = (CUDART_FN_T(cuDeviceGetMemPool, cudart_abi_cuDeviceGetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetNvSciSyncAttributes;
+
+static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
+        if (cudart_record_call("cuDeviceGetNvSciSyncAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetNvSciSyncAttributes, cudart_abi_cuDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cuDeviceGetNvSciSyncAttributes, cudart_abi_cuDeviceGetNvSciSyncAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[41] &&
+        cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetNvSciSyncAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetP2PAttribute;
+
+static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUdevice_P2PAttribute_enum, cudart_member_CUdevice_P2PAttribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
+        if (cudart_record_call("cuDeviceGetP2PAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetP2PAttribute, cudart_abi_cuDeviceGetP2PAttribute) fn = (CUDART_FN_T(cuDeviceGetP2PAttribute, cudart_abi_cuDeviceGetP2PAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[42] &&
+        cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetP2PAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetTexture1DLinearMaxWidth;
+
+static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUarray_format_enum, cudart_member_CUarray_format_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, u1, u2, i3);
+        if (cudart_record_call("cuDeviceGetTexture1DLinearMaxWidth", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetTexture1DLinearMaxWidth, cudart_abi_cuDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cuDeviceGetTexture1DLinearMaxWidth, cudart_abi_cuDeviceGetTexture1DLinearMaxWidth))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetTexture1DLinearMaxWidth, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGraphMemTrim;
+
+static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDeviceGraphMemTrim", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGraphMemTrim, cudart_abi_cuDeviceGraphMemTrim) fn = (CUDART_FN_T(cuDeviceGraphMemTrim, cudart_abi_cuDeviceGraphMemTrim))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[44] &&
+        cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGraphMemTrim, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxGetState;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    void *a2;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuDevicePrimaryCtxGetState", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxGetState, cudart_abi_cuDevicePrimaryCtxGetState) fn = (CUDART_FN_T(cuDevicePrimaryCtxGetState, cudart_abi_cuDevicePrimaryCtxGetState))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[45] &&
+        cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('I', &o1);
+    PyObject *v1 = cudart_output_value('i', &o2);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxGetState, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxRelease;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease) fn = (CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[46] &&
+        cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxRelease_v2;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxRelease_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease_v2) fn = (CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[47] &&
+        cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxRelease_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxReset;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxReset", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset) fn = (CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[48] &&
+        cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxReset, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxReset_v2;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxReset_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset_v2) fn = (CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[49] &&
+        cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxReset_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxRetain;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDevicePrimaryCtxRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxRetain, cudart_abi_cuDevicePrimaryCtxRetain) fn = (CUDART_FN_T(cuDevicePrimaryCtxRetain, cudart_abi_cuDevicePrimaryCtxRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[50] &&
+        cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxRetain, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, u1);
+        if (cudart_record_call("cuDevicePrimaryCtxSetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags) fn = (CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[51] &&
+        cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxSetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags_v2;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, u1);
+        if (cudart_record_call("cuDevicePrimaryCtxSetFlags_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags_v2) fn = (CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxSetFlags_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceSetMemPool;
+
+static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuDeviceSetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceSetMemPool, cudart_abi_cuDeviceSetMemPool) fn = (CUDART_FN_T(cuDeviceSetMemPool, cudart_abi_cuDeviceSetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[53] &&
+        cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceSetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceTotalMem;
+
+static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceTotalMem", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem) fn = (CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[54] &&
+        cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceTotalMem, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceTotalMem_v2;
+
+static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceTotalMem_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem_v2) fn = (CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[55] &&
+        cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceTotalMem_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDriverGetVersion;
+
+static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDriverGetVersion", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[56] &&
+        cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDriverGetVersion, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventCreate;
+
+static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuEventCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventCreate, cudart_abi_cuEventCreate) fn = (CUDART_FN_T(cuEventCreate, cudart_abi_cuEventCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[57] &&
+        cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUevent, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventDestroy;
+
+static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy) fn = (CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[58] &&
+        cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventDestroy_v2;
+
+static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy_v2") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventDestroy_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy_v2) fn = (CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[59] &&
+        cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventDestroy_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventElapsedTime;
+
+static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuEventElapsedTime", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventElapsedTime, cudart_abi_cuEventElapsedTime) fn = (CUDART_FN_T(cuEventElapsedTime, cudart_abi_cuEventElapsedTime))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[60] &&
+        cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('f', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventElapsedTime, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventQuery;
+
+static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventQuery, cudart_abi_cuEventQuery) fn = (CUDART_FN_T(cuEventQuery, cudart_abi_cuEventQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[61] &&
+        cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventRecord;
+
+static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuEventRecord", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventRecord, cudart_abi_cuEventRecord) fn = (CUDART_FN_T(cuEventRecord, cudart_abi_cuEventRecord))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[62] &&
+        cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventRecord, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventRecordWithFlags;
+
+static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuEventRecordWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventRecordWithFlags, cudart_abi_cuEventRecordWithFlags) fn = (CUDART_FN_T(cuEventRecordWithFlags, cudart_abi_cuEventRecordWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[63] &&
+        cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventRecordWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventSynchronize;
+
+static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventSynchronize, cudart_abi_cuEventSynchronize) fn = (CUDART_FN_T(cuEventSynchronize, cudart_abi_cuEventSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[64] &&
+        cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuExternalMemoryGetMappedBuffer;
+
+static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuExternalMemoryGetMappedBuffer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuExternalMemoryGetMappedBuffer, cudart_abi_cuExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cuExternalMemoryGetMappedBuffer, cudart_abi_cuExternalMemoryGetMappedBuffer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[65] &&
+        cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuExternalMemoryGetMappedBuffer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuExternalMemoryGetMappedMipmappedArray;
+
+static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuExternalMemoryGetMappedMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuExternalMemoryGetMappedMipmappedArray, cudart_abi_cuExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cuExternalMemoryGetMappedMipmappedArray, cudart_abi_cuExternalMemoryGetMappedMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[66] &&
+        cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmipmappedArray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuExternalMemoryGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFlushGPUDirectRDMAWrites;
+
+static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesTarget_enum, cudart_member_CUflushGPUDirectRDMAWritesTarget_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesScope_enum, cudart_member_CUflushGPUDirectRDMAWritesScope_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuFlushGPUDirectRDMAWrites", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFlushGPUDirectRDMAWrites, cudart_abi_cuFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cuFlushGPUDirectRDMAWrites, cudart_abi_cuFlushGPUDirectRDMAWrites))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[67] &&
+        cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFlushGPUDirectRDMAWrites, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncGetAttribute;
+
+static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuFuncGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncGetAttribute, cudart_abi_cuFuncGetAttribute) fn = (CUDART_FN_T(cuFuncGetAttribute, cudart_abi_cuFuncGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[68] &&
+        cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncGetModule;
+
+static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuFuncGetModule", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncGetModule, cudart_abi_cuFuncGetModule) fn = (CUDART_FN_T(cuFuncGetModule, cudart_abi_cuFuncGetModule))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[69] &&
+        cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmodule, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncGetModule, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncSetAttribute;
+
+static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuFuncSetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncSetAttribute, cudart_abi_cuFuncSetAttribute) fn = (CUDART_FN_T(cuFuncSetAttribute, cudart_abi_cuFuncSetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[70] &&
+        cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncSetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncSetCacheConfig;
+
+static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuFuncSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncSetCacheConfig, cudart_abi_cuFuncSetCacheConfig) fn = (CUDART_FN_T(cuFuncSetCacheConfig, cudart_abi_cuFuncSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[71] &&
+        cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncSetSharedMemConfig;
+
+static PyObject *cudart_checked_cuFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUsharedconfig_enum, cudart_member_CUsharedconfig_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuFuncSetSharedMemConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncSetSharedMemConfig, cudart_abi_cuFuncSetSharedMemConfig) fn = (CUDART_FN_T(cuFuncSetSharedMemConfig, cudart_abi_cuFuncSetSharedMemConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[72] &&
+        cudart_c_report("cuFuncSetSharedMemConfig", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncSetSharedMemConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGetExportTable;
+
+static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGetExportTable", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGetExportTable, cudart_abi_cuGetExportTable) fn = (CUDART_FN_T(cuGetExportTable, cudart_abi_cuGetExportTable))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[73] &&
+        cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGetExportTable, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddBatchMemOpNode;
+
+static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddBatchMemOpNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddBatchMemOpNode, cudart_abi_cuGraphAddBatchMemOpNode) fn = (CUDART_FN_T(cuGraphAddBatchMemOpNode, cudart_abi_cuGraphAddBatchMemOpNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddBatchMemOpNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddChildGraphNode;
+
+static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddChildGraphNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddChildGraphNode, cudart_abi_cuGraphAddChildGraphNode) fn = (CUDART_FN_T(cuGraphAddChildGraphNode, cudart_abi_cuGraphAddChildGraphNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[75] &&
+        cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddChildGraphNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddDependencies;
+
+static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuGraphAddDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddDependencies, cudart_abi_cuGraphAddDependencies) fn = (CUDART_FN_T(cuGraphAddDependencies, cudart_abi_cuGraphAddDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[76] &&
+        cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddEmptyNode;
+
+static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuGraphAddEmptyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddEmptyNode, cudart_abi_cuGraphAddEmptyNode) fn = (CUDART_FN_T(cuGraphAddEmptyNode, cudart_abi_cuGraphAddEmptyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[77] &&
+        cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddEmptyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddEventRecordNode;
+
+static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddEventRecordNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddEventRecordNode, cudart_abi_cuGraphAddEventRecordNode) fn = (CUDART_FN_T(cuGraphAddEventRecordNode, cudart_abi_cuGraphAddEventRecordNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[78] &&
+        cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddEventRecordNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddEventWaitNode;
+
+static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddEventWaitNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddEventWaitNode, cudart_abi_cuGraphAddEventWaitNode) fn = (CUDART_FN_T(cuGraphAddEventWaitNode, cudart_abi_cuGraphAddEventWaitNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[79] &&
+        cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddEventWaitNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddExternalSemaphoresSignalNode;
+
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddExternalSemaphoresSignalNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddExternalSemaphoresSignalNode, cudart_abi_cuGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cuGraphAddExternalSemaphoresSignalNode, cudart_abi_cuGraphAddExternalSemaphoresSignalNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddExternalSemaphoresWaitNode;
+
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddExternalSemaphoresWaitNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddExternalSemaphoresWaitNode, cudart_abi_cuGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cuGraphAddExternalSemaphoresWaitNode, cudart_abi_cuGraphAddExternalSemaphoresWaitNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddKernelNode;
+
+static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddKernelNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode) fn = (CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[82] &&
+        cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddKernelNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddKernelNode_v2;
+
+static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddKernelNode_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode_v2) fn = (CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[83] &&
+        cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddKernelNode_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemAllocNode;
+
+static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddMemAllocNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemAllocNode, cudart_abi_cuGraphAddMemAllocNode) fn = (CUDART_FN_T(cuGraphAddMemAllocNode, cudart_abi_cuGraphAddMemAllocNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[84] &&
+        cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemAllocNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemFreeNode;
+
+static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuGraphAddMemFreeNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemFreeNode, cudart_abi_cuGraphAddMemFreeNode) fn = (CUDART_FN_T(cuGraphAddMemFreeNode, cudart_abi_cuGraphAddMemFreeNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemFreeNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemcpyNode;
+
+static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddMemcpyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemcpyNode, cudart_abi_cuGraphAddMemcpyNode) fn = (CUDART_FN_T(cuGraphAddMemcpyNode, cudart_abi_cuGraphAddMemcpyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[86] &&
+        cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemcpyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemsetNode;
+
+static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddMemsetNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemsetNode, cudart_abi_cuGraphAddMemsetNode) fn = (CUDART_FN_T(cuGraphAddMemsetNode, cudart_abi_cuGraphAddMemsetNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[87] &&
+        cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemsetNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphBatchMemOpNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphBatchMemOpNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphBatchMemOpNodeSetParams, cudart_abi_cuGraphBatchMemOpNodeSetParams) fn = (CUDART_FN_T(cuGraphBatchMemOpNodeSetParams, cudart_abi_cuGraphBatchMemOpNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[88] &&
+        cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphBatchMemOpNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphChildGraphNodeGetGraph;
+
+static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphChildGraphNodeGetGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphChildGraphNodeGetGraph, cudart_abi_cuGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cuGraphChildGraphNodeGetGraph, cudart_abi_cuGraphChildGraphNodeGetGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[89] &&
+        cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphChildGraphNodeGetGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphCreate;
+
+static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuGraphCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphCreate, cudart_abi_cuGraphCreate) fn = (CUDART_FN_T(cuGraphCreate, cudart_abi_cuGraphCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[90] &&
+        cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphDestroy;
+
+static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraph;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraph", "cuGraphDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphDestroy, cudart_abi_cuGraphDestroy) fn = (CUDART_FN_T(cuGraphDestroy, cudart_abi_cuGraphDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[91] &&
+        cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    if (cudart_c_helper(cudart_destroyed, x0, "CUgraph", "cuGraphDestroy") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphDestroyNode;
+
+static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphNode;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hNode", "cuGraphDestroyNode") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphDestroyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphDestroyNode, cudart_abi_cuGraphDestroyNode) fn = (CUDART_FN_T(cuGraphDestroyNode, cudart_abi_cuGraphDestroyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[92] &&
+        cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphDestroyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventRecordNodeGetEvent;
+
+static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventRecordNodeGetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventRecordNodeGetEvent, cudart_abi_cuGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cuGraphEventRecordNodeGetEvent, cudart_abi_cuGraphEventRecordNodeGetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[93] &&
+        cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUevent, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventRecordNodeGetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventRecordNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventRecordNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventRecordNodeSetEvent, cudart_abi_cuGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cuGraphEventRecordNodeSetEvent, cudart_abi_cuGraphEventRecordNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[94] &&
+        cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventRecordNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventWaitNodeGetEvent;
+
+static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventWaitNodeGetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventWaitNodeGetEvent, cudart_abi_cuGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cuGraphEventWaitNodeGetEvent, cudart_abi_cuGraphEventWaitNodeGetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[95] &&
+        cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUevent, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventWaitNodeGetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventWaitNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventWaitNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventWaitNodeSetEvent, cudart_abi_cuGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cuGraphEventWaitNodeSetEvent, cudart_abi_cuGraphEventWaitNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[96] &&
+        cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventWaitNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecBatchMemOpNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecBatchMemOpNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecBatchMemOpNodeSetParams, cudart_abi_cuGraphExecBatchMemOpNodeSetParams) fn = (CUDART_FN_T(cuGraphExecBatchMemOpNodeSetParams, cudart_abi_cuGraphExecBatchMemOpNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[97] &&
+        cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecBatchMemOpNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecChildGraphNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecChildGraphNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecChildGraphNodeSetParams, cudart_abi_cuGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cuGraphExecChildGraphNodeSetParams, cudart_abi_cuGraphExecChildGraphNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[98] &&
+        cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecChildGraphNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecDestroy;
+
+static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphExec;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraphExec", "cuGraphExecDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphExecDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecDestroy, cudart_abi_cuGraphExecDestroy) fn = (CUDART_FN_T(cuGraphExecDestroy, cudart_abi_cuGraphExecDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[99] &&
+        cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    if (cudart_c_helper(cudart_destroyed, x0, "CUgraphExec", "cuGraphExecDestroy") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecEventRecordNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecEventRecordNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecEventRecordNodeSetEvent, cudart_abi_cuGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cuGraphExecEventRecordNodeSetEvent, cudart_abi_cuGraphExecEventRecordNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[100] &&
+        cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecEventRecordNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecEventWaitNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecEventWaitNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecEventWaitNodeSetEvent, cudart_abi_cuGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cuGraphExecEventWaitNodeSetEvent, cudart_abi_cuGraphExecEventWaitNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[101] &&
+        cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecEventWaitNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cuGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresSignalNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[102] &&
+        cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cuGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresWaitNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[103] &&
+        cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecGetFlags;
+
+static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExecGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecGetFlags, cudart_abi_cuGraphExecGetFlags) fn = (CUDART_FN_T(cuGraphExecGetFlags, cudart_abi_cuGraphExecGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecKernelNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[105] &&
+        cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecKernelNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams_v2;
+
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecKernelNodeSetParams_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams_v2) fn = (CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[106] &&
+        cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecKernelNodeSetParams_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecMemcpyNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuGraphExecMemcpyNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecMemcpyNodeSetParams, cudart_abi_cuGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cuGraphExecMemcpyNodeSetParams, cudart_abi_cuGraphExecMemcpyNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[107] &&
+        cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecMemcpyNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecMemsetNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuGraphExecMemsetNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecMemsetNodeSetParams, cudart_abi_cuGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cuGraphExecMemsetNodeSetParams, cudart_abi_cuGraphExecMemsetNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[108] &&
+        cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecMemsetNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cuGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExternalSemaphoresSignalNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cuGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExternalSemaphoresWaitNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[110] &&
+        cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphKernelNodeCopyAttributes;
+
+static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphKernelNodeCopyAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphKernelNodeCopyAttributes, cudart_abi_cuGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cuGraphKernelNodeCopyAttributes, cudart_abi_cuGraphKernelNodeCopyAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[111] &&
+        cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphKernelNodeCopyAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphKernelNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphKernelNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams) fn = (CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphKernelNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphKernelNodeSetParams_v2;
+
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphKernelNodeSetParams_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams_v2) fn = (CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[113] &&
+        cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphKernelNodeSetParams_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphLaunch;
+
+static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphLaunch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphLaunch, cudart_abi_cuGraphLaunch) fn = (CUDART_FN_T(cuGraphLaunch, cudart_abi_cuGraphLaunch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[114] &&
+        cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphLaunch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemFreeNodeGetParams;
+
+static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemFreeNodeGetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemFreeNodeGetParams, cudart_abi_cuGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cuGraphMemFreeNodeGetParams, cudart_abi_cuGraphMemFreeNodeGetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[115] &&
+        cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemFreeNodeGetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemcpyNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemcpyNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemcpyNodeSetParams, cudart_abi_cuGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cuGraphMemcpyNodeSetParams, cudart_abi_cuGraphMemcpyNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[116] &&
+        cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemcpyNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemsetNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemsetNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemsetNodeSetParams, cudart_abi_cuGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cuGraphMemsetNodeSetParams, cudart_abi_cuGraphMemsetNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[117] &&
+        cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemsetNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeFindInClone;
+
+static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphNodeFindInClone", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeFindInClone, cudart_abi_cuGraphNodeFindInClone) fn = (CUDART_FN_T(cuGraphNodeFindInClone, cudart_abi_cuGraphNodeFindInClone))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeFindInClone, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetEnabled;
+
+static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphNodeGetEnabled", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetEnabled, cudart_abi_cuGraphNodeGetEnabled) fn = (CUDART_FN_T(cuGraphNodeGetEnabled, cudart_abi_cuGraphNodeGetEnabled))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o2);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetEnabled, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetType;
+
+static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeGetType", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetType, cudart_abi_cuGraphNodeGetType) fn = (CUDART_FN_T(cuGraphNodeGetType, cudart_abi_cuGraphNodeGetType))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[120] &&
+        cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUgraphNodeType_enum, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetType, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeSetEnabled;
+
+static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuGraphNodeSetEnabled", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeSetEnabled, cudart_abi_cuGraphNodeSetEnabled) fn = (CUDART_FN_T(cuGraphNodeSetEnabled, cudart_abi_cuGraphNodeSetEnabled))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeSetEnabled, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphReleaseUserObject;
+
+static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuGraphReleaseUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphReleaseUserObject, cudart_abi_cuGraphReleaseUserObject) fn = (CUDART_FN_T(cuGraphReleaseUserObject, cudart_abi_cuGraphReleaseUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[122] &&
+        cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphReleaseUserObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphRemoveDependencies;
+
+static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuGraphRemoveDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphRemoveDependencies, cudart_abi_cuGraphRemoveDependencies) fn = (CUDART_FN_T(cuGraphRemoveDependencies, cudart_abi_cuGraphRemoveDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphRemoveDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphRetainUserObject;
+
+static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuGraphRetainUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphRetainUserObject, cudart_abi_cuGraphRetainUserObject) fn = (CUDART_FN_T(cuGraphRetainUserObject, cudart_abi_cuGraphRetainUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[124] &&
+        cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphRetainUserObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphUpload;
+
+static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphUpload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphUpload, cudart_abi_cuGraphUpload) fn = (CUDART_FN_T(cuGraphUpload, cudart_abi_cuGraphUpload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[125] &&
+        cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphUpload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsMapResources;
+
+static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsMapResources", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsMapResources, cudart_abi_cuGraphicsMapResources) fn = (CUDART_FN_T(cuGraphicsMapResources, cudart_abi_cuGraphicsMapResources))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[126] &&
+        cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsMapResources, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedMipmappedArray;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphicsResourceGetMappedMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedMipmappedArray, cudart_abi_cuGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedMipmappedArray, cudart_abi_cuGraphicsResourceGetMappedMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[127] &&
+        cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmipmappedArray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsResourceGetMappedPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[128] &&
+        cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedPointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer_v2;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsResourceGetMappedPointer_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer_v2) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[129] &&
+        cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedPointer_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags;
+
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuGraphicsResourceSetMapFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[130] &&
+        cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceSetMapFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags_v2;
+
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuGraphicsResourceSetMapFlags_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags_v2) fn = (CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceSetMapFlags_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsSubResourceGetMappedArray;
+
+static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuGraphicsSubResourceGetMappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsSubResourceGetMappedArray, cudart_abi_cuGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cuGraphicsSubResourceGetMappedArray, cudart_abi_cuGraphicsSubResourceGetMappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[132] &&
+        cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsSubResourceGetMappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsUnmapResources;
+
+static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsUnmapResources", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsUnmapResources, cudart_abi_cuGraphicsUnmapResources) fn = (CUDART_FN_T(cuGraphicsUnmapResources, cudart_abi_cuGraphicsUnmapResources))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsUnmapResources, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsUnregisterResource;
+
+static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphicsResource;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cuGraphicsUnregisterResource") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphicsUnregisterResource", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsUnregisterResource, cudart_abi_cuGraphicsUnregisterResource) fn = (CUDART_FN_T(cuGraphicsUnregisterResource, cudart_abi_cuGraphicsUnregisterResource))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsUnregisterResource, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuImportExternalMemory;
+
+static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuImportExternalMemory", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuImportExternalMemory, cudart_abi_cuImportExternalMemory) fn = (CUDART_FN_T(cuImportExternalMemory, cudart_abi_cuImportExternalMemory))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[135] &&
+        cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUexternalMemory, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuImportExternalMemory, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuImportExternalSemaphore;
+
+static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuImportExternalSemaphore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuImportExternalSemaphore, cudart_abi_cuImportExternalSemaphore) fn = (CUDART_FN_T(cuImportExternalSemaphore, cudart_abi_cuImportExternalSemaphore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[136] &&
+        cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUexternalSemaphore, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuImportExternalSemaphore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuInit;
+
+static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuInit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuInit, cudart_abi_cuInit) fn = (CUDART_FN_T(cuInit, cudart_abi_cuInit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[137] &&
+        cudart_c_report("cuInit", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuInit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuIpcCloseMemHandle;
+
+static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuIpcCloseMemHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuIpcCloseMemHandle, cudart_abi_cuIpcCloseMemHandle) fn = (CUDART_FN_T(cuIpcCloseMemHandle, cudart_abi_cuIpcCloseMemHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[138] &&
+        cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuIpcCloseMemHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetAttribute;
+
+static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, i3);
+        if (cudart_record_call("cuKernelGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetAttribute, cudart_abi_cuKernelGetAttribute) fn = (CUDART_FN_T(cuKernelGetAttribute, cudart_abi_cuKernelGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[139] &&
+        cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetFunction;
+
+static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuKernelGetFunction", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetFunction, cudart_abi_cuKernelGetFunction) fn = (CUDART_FN_T(cuKernelGetFunction, cudart_abi_cuKernelGetFunction))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[140] &&
+        cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUfunction, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetFunction, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelSetAttribute;
+
+static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    void *a2;
+    long long i3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKL)", u0, i1, (unsigned long long)(uintptr_t)a2, i3);
+        if (cudart_record_call("cuKernelSetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelSetAttribute, cudart_abi_cuKernelSetAttribute) fn = (CUDART_FN_T(cuKernelSetAttribute, cudart_abi_cuKernelSetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[141] &&
+        cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelSetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelSetCacheConfig;
+
+static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuKernelSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelSetCacheConfig, cudart_abi_cuKernelSetCacheConfig) fn = (CUDART_FN_T(cuKernelSetCacheConfig, cudart_abi_cuKernelSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[142] &&
+        cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLibraryGetModule;
+
+static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuLibraryGetModule", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLibraryGetModule, cudart_abi_cuLibraryGetModule) fn = (CUDART_FN_T(cuLibraryGetModule, cudart_abi_cuLibraryGetModule))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[143] &&
+        cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmodule, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLibraryGetModule, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLibraryUnload;
+
+static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUlibrary;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cuLibraryUnload") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuLibraryUnload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLibraryUnload, cudart_abi_cuLibraryUnload) fn = (CUDART_FN_T(cuLibraryUnload, cudart_abi_cuLibraryUnload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[144] &&
+        cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLibraryUnload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkComplete;
+
+static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuLinkComplete", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkComplete, cudart_abi_cuLinkComplete) fn = (CUDART_FN_T(cuLinkComplete, cudart_abi_cuLinkComplete))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[145] &&
+        cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('P', &o1);
+    PyObject *v1 = cudart_output_value('L', &o2);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkComplete, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkCreate;
+
+static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuLinkCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate) fn = (CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUlinkState, &o3);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkCreate_v2;
+
+static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuLinkCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate_v2) fn = (CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUlinkState, &o3);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkDestroy;
+
+static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUlinkState;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "state", "cuLinkDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuLinkDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkDestroy, cudart_abi_cuLinkDestroy) fn = (CUDART_FN_T(cuLinkDestroy, cudart_abi_cuLinkDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[148] &&
+        cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAddressFree;
+
+static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuMemAddressFree", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAddressFree, cudart_abi_cuMemAddressFree) fn = (CUDART_FN_T(cuMemAddressFree, cudart_abi_cuMemAddressFree))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[149] &&
+        cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAddressFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAddressReserve;
+
+static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemAddressReserve", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAddressReserve, cudart_abi_cuMemAddressReserve) fn = (CUDART_FN_T(cuMemAddressReserve, cudart_abi_cuMemAddressReserve))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAddressReserve, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAdvise;
+
+static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    long long i3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_enum(x, cudart_enum_CUmem_advise_enum, cudart_member_CUmem_advise_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", u0, u1, u2, i3);
+        if (cudart_record_call("cuMemAdvise", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAdvise, cudart_abi_cuMemAdvise) fn = (CUDART_FN_T(cuMemAdvise, cudart_abi_cuMemAdvise))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[151] &&
+        cudart_c_report("cuMemAdvise", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAdvise, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAlloc;
+
+static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemAlloc", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc) fn = (CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[152] &&
+        cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAlloc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocAsync;
+
+static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemAllocAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocAsync, cudart_abi_cuMemAllocAsync) fn = (CUDART_FN_T(cuMemAllocAsync, cudart_abi_cuMemAllocAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[153] &&
+        cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocFromPoolAsync;
+
+static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    void *a3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemAllocFromPoolAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocFromPoolAsync, cudart_abi_cuMemAllocFromPoolAsync) fn = (CUDART_FN_T(cuMemAllocFromPoolAsync, cudart_abi_cuMemAllocFromPoolAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[154] &&
+        cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocFromPoolAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocManaged;
+
+static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemAllocManaged", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocManaged, cudart_abi_cuMemAllocManaged) fn = (CUDART_FN_T(cuMemAllocManaged, cudart_abi_cuMemAllocManaged))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[155] &&
+        cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocManaged, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocPitch;
+
+static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cuMemAllocPitch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch) fn = (CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[156] &&
+        cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocPitch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocPitch_v2;
+
+static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cuMemAllocPitch_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch_v2) fn = (CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[157] &&
+        cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocPitch_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAlloc_v2;
+
+static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemAlloc_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc_v2) fn = (CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[158] &&
+        cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAlloc_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFree;
+
+static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuMemFree", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree) fn = (CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[159] &&
+        cudart_c_report("cuMemFree", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFreeAsync;
+
+static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemFreeAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFreeAsync, cudart_abi_cuMemFreeAsync) fn = (CUDART_FN_T(cuMemFreeAsync, cudart_abi_cuMemFreeAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[160] &&
+        cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFreeAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFreeHost;
+
+static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemFreeHost", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFreeHost, cudart_abi_cuMemFreeHost) fn = (CUDART_FN_T(cuMemFreeHost, cudart_abi_cuMemFreeHost))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[161] &&
+        cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFreeHost, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFree_v2;
+
+static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuMemFree_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree_v2) fn = (CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[162] &&
+        cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFree_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAccess;
+
+static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAccess, cudart_abi_cuMemGetAccess) fn = (CUDART_FN_T(cuMemGetAccess, cudart_abi_cuMemGetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[163] &&
+        cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAddressRange;
+
+static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAddressRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange) fn = (CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[164] &&
+        cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAddressRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAddressRange_v2;
+
+static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAddressRange_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange_v2) fn = (CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[165] &&
+        cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAddressRange_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAllocationGranularity;
+
+static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationGranularity_flags_enum, cudart_member_CUmemAllocationGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAllocationGranularity", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAllocationGranularity, cudart_abi_cuMemGetAllocationGranularity) fn = (CUDART_FN_T(cuMemGetAllocationGranularity, cudart_abi_cuMemGetAllocationGranularity))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAllocationGranularity, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetInfo;
+
+static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemGetInfo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo) fn = (CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetInfo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetInfo_v2;
+
+static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemGetInfo_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo_v2) fn = (CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[168] &&
+        cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetInfo_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetDevicePointer;
+
+static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemHostGetDevicePointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer) fn = (CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[169] &&
+        cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetDevicePointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetDevicePointer_v2;
+
+static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemHostGetDevicePointer_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer_v2) fn = (CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[170] &&
+        cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetDevicePointer_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetFlags;
+
+static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemHostGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetFlags, cudart_abi_cuMemHostGetFlags) fn = (CUDART_FN_T(cuMemHostGetFlags, cudart_abi_cuMemHostGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[171] &&
+        cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostRegister;
+
+static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemHostRegister", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister) fn = (CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[172] &&
+        cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostRegister, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostRegister_v2;
+
+static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemHostRegister_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister_v2) fn = (CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[173] &&
+        cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostRegister_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostUnregister;
+
+static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemHostUnregister", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostUnregister, cudart_abi_cuMemHostUnregister) fn = (CUDART_FN_T(cuMemHostUnregister, cudart_abi_cuMemHostUnregister))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[174] &&
+        cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostUnregister, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemMap;
+
+static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemMap", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemMap, cudart_abi_cuMemMap) fn = (CUDART_FN_T(cuMemMap, cudart_abi_cuMemMap))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[175] &&
+        cudart_c_report("cuMemMap", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemMap, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemMapArrayAsync;
+
+static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemMapArrayAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemMapArrayAsync, cudart_abi_cuMemMapArrayAsync) fn = (CUDART_FN_T(cuMemMapArrayAsync, cudart_abi_cuMemMapArrayAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemMapArrayAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolCreate;
+
+static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemPoolCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolCreate, cudart_abi_cuMemPoolCreate) fn = (CUDART_FN_T(cuMemPoolCreate, cudart_abi_cuMemPoolCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[177] &&
+        cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolDestroy;
+
+static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUmemoryPool;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "pool", "cuMemPoolDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemPoolDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolDestroy, cudart_abi_cuMemPoolDestroy) fn = (CUDART_FN_T(cuMemPoolDestroy, cudart_abi_cuMemPoolDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolGetAccess;
+
+static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemPoolGetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolGetAccess, cudart_abi_cuMemPoolGetAccess) fn = (CUDART_FN_T(cuMemPoolGetAccess, cudart_abi_cuMemPoolGetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUmemAccess_flags_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolImportFromShareableHandle;
+
+static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationHandleType_enum, cudart_member_CUmemAllocationHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemPoolImportFromShareableHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolImportFromShareableHandle, cudart_abi_cuMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cuMemPoolImportFromShareableHandle, cudart_abi_cuMemPoolImportFromShareableHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolImportFromShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolImportPointer;
+
+static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemPoolImportPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolImportPointer, cudart_abi_cuMemPoolImportPointer) fn = (CUDART_FN_T(cuMemPoolImportPointer, cudart_abi_cuMemPoolImportPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolImportPointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolSetAccess;
+
+static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemPoolSetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolSetAccess, cudart_abi_cuMemPoolSetAccess) fn = (CUDART_FN_T(cuMemPoolSetAccess, cudart_abi_cuMemPoolSetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolSetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolTrimTo;
+
+static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemPoolTrimTo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolTrimTo, cudart_abi_cuMemPoolTrimTo) fn = (CUDART_FN_T(cuMemPoolTrimTo, cudart_abi_cuMemPoolTrimTo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolTrimTo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPrefetchAsync;
+
+static PyObject *cudart_checked_cuMemPrefetchAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    long long i2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLK)", u0, u1, i2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemPrefetchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPrefetchAsync, cudart_abi_cuMemPrefetchAsync) fn = (CUDART_FN_T(cuMemPrefetchAsync, cudart_abi_cuMemPrefetchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (int)i2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cuMemPrefetchAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPrefetchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemRelease;
+
+static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuMemRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemRelease, cudart_abi_cuMemRelease) fn = (CUDART_FN_T(cuMemRelease, cudart_abi_cuMemRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[185] &&
+        cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemSetAccess;
+
+static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuMemSetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemSetAccess, cudart_abi_cuMemSetAccess) fn = (CUDART_FN_T(cuMemSetAccess, cudart_abi_cuMemSetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[186] &&
+        cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemSetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemUnmap;
+
+static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuMemUnmap", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemUnmap, cudart_abi_cuMemUnmap) fn = (CUDART_FN_T(cuMemUnmap, cudart_abi_cuMemUnmap))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[187] &&
+        cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemUnmap, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy;
+
+static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemcpy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy, cudart_abi_cuMemcpy) fn = (CUDART_FN_T(cuMemcpy, cudart_abi_cuMemcpy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[188] &&
+        cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2D;
+
+static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D) fn = (CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[189] &&
+        cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DAsync;
+
+static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy2DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync) fn = (CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[190] &&
+        cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy2DAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync_v2) fn = (CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DUnaligned;
+
+static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2DUnaligned", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned) fn = (CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DUnaligned, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DUnaligned_v2;
+
+static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2DUnaligned_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned_v2) fn = (CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[193] &&
+        cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DUnaligned_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2D_v2;
+
+static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2D_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D_v2) fn = (CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[194] &&
+        cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2D_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3D;
+
+static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy3D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D) fn = (CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[195] &&
+        cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DAsync;
+
+static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy3DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync) fn = (CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[196] &&
+        cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy3DAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync_v2) fn = (CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[197] &&
+        cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DPeer;
+
+static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy3DPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DPeer, cudart_abi_cuMemcpy3DPeer) fn = (CUDART_FN_T(cuMemcpy3DPeer, cudart_abi_cuMemcpy3DPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[198] &&
+        cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DPeerAsync;
+
+static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy3DPeerAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DPeerAsync, cudart_abi_cuMemcpy3DPeerAsync) fn = (CUDART_FN_T(cuMemcpy3DPeerAsync, cudart_abi_cuMemcpy3DPeerAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[199] &&
+        cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DPeerAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3D_v2;
+
+static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy3D_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D_v2) fn = (CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[200] &&
+        cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3D_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAsync;
+
+static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAsync, cudart_abi_cuMemcpyAsync) fn = (CUDART_FN_T(cuMemcpyAsync, cudart_abi_cuMemcpyAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[201] &&
+        cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoA;
+
+static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuMemcpyAtoA", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA) fn = (CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[202] &&
+        cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoA, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoA_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuMemcpyAtoA_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA_v2) fn = (CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[203] &&
+        cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoA_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoD;
+
+static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoD", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD) fn = (CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[204] &&
+        cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoD, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoD_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoD_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD_v2) fn = (CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[205] &&
+        cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoD_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoH;
+
+static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoH", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH) fn = (CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[206] &&
+        cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoH, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoHAsync;
+
+static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyAtoHAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync) fn = (CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[207] &&
+        cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoHAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoHAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyAtoHAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync_v2) fn = (CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[208] &&
+        cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoHAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoH_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoH_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH_v2) fn = (CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[209] &&
+        cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoH_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoA;
+
+static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuMemcpyDtoA", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA) fn = (CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[210] &&
+        cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoA, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoA_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuMemcpyDtoA_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA_v2) fn = (CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[211] &&
+        cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoA_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoD;
+
+static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoD", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD) fn = (CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[212] &&
+        cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoD, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoDAsync;
+
+static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoDAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync) fn = (CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[213] &&
+        cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoDAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoDAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoDAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync_v2) fn = (CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[214] &&
+        cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoDAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoD_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoD_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD_v2) fn = (CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[215] &&
+        cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoD_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoH;
+
+static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoH", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH) fn = (CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[216] &&
+        cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoH, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoHAsync;
+
+static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoHAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync) fn = (CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[217] &&
+        cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoHAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoHAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoHAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync_v2) fn = (CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[218] &&
+        cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoHAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoH_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoH_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH_v2) fn = (CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[219] &&
+        cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoH_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoA;
+
+static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuMemcpyHtoA", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA) fn = (CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[220] &&
+        cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoA, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoAAsync;
+
+static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyHtoAAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync) fn = (CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[221] &&
+        cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoAAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoAAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyHtoAAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync_v2) fn = (CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[222] &&
+        cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoAAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoA_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuMemcpyHtoA_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA_v2) fn = (CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[223] &&
+        cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoA_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoD;
+
+static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemcpyHtoD", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD) fn = (CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[224] &&
+        cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoD, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoDAsync;
+
+static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyHtoDAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync) fn = (CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[225] &&
+        cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoDAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoDAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyHtoDAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync_v2) fn = (CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[226] &&
+        cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoDAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoD_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemcpyHtoD_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD_v2) fn = (CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[227] &&
+        cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoD_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyPeer;
+
+static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cuMemcpyPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyPeer, cudart_abi_cuMemcpyPeer) fn = (CUDART_FN_T(cuMemcpyPeer, cudart_abi_cuMemcpyPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[228] &&
+        cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyPeerAsync;
+
+static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemcpyPeerAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyPeerAsync, cudart_abi_cuMemcpyPeerAsync) fn = (CUDART_FN_T(cuMemcpyPeerAsync, cudart_abi_cuMemcpyPeerAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[229] &&
+        cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyPeerAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD16;
+
+static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD16", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16) fn = (CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[230] &&
+        cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD16, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD16Async;
+
+static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemsetD16Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD16Async, cudart_abi_cuMemsetD16Async) fn = (CUDART_FN_T(cuMemsetD16Async, cudart_abi_cuMemsetD16Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[231] &&
+        cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD16Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD16_v2;
+
+static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD16_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16_v2) fn = (CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[232] &&
+        cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD16_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D16;
+
+static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D16", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16) fn = (CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[233] &&
+        cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D16, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D16Async;
+
+static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemsetD2D16Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D16Async, cudart_abi_cuMemsetD2D16Async) fn = (CUDART_FN_T(cuMemsetD2D16Async, cudart_abi_cuMemsetD2D16Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[234] &&
+        cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D16Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D16_v2;
+
+static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D16_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16_v2) fn = (CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[235] &&
+        cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D16_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D32;
+
+static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32) fn = (CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[236] &&
+        cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D32Async;
+
+static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemsetD2D32Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D32Async, cudart_abi_cuMemsetD2D32Async) fn = (CUDART_FN_T(cuMemsetD2D32Async, cudart_abi_cuMemsetD2D32Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[237] &&
+        cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D32Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D32_v2;
+
+static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32_v2) fn = (CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[238] &&
+        cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D8;
+
+static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D8", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8) fn = (CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[239] &&
+        cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D8, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D8Async;
+
+static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemsetD2D8Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D8Async, cudart_abi_cuMemsetD2D8Async) fn = (CUDART_FN_T(cuMemsetD2D8Async, cudart_abi_cuMemsetD2D8Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[240] &&
+        cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D8Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D8_v2;
+
+static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D8_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8_v2) fn = (CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[241] &&
+        cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D8_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD32;
+
+static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32) fn = (CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[242] &&
+        cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD32Async;
+
+static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemsetD32Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD32Async, cudart_abi_cuMemsetD32Async) fn = (CUDART_FN_T(cuMemsetD32Async, cudart_abi_cuMemsetD32Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[243] &&
+        cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD32Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD32_v2;
+
+static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32_v2) fn = (CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[244] &&
+        cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD8;
+
+static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD8", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8) fn = (CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[245] &&
+        cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD8, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD8Async;
+
+static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemsetD8Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD8Async, cudart_abi_cuMemsetD8Async) fn = (CUDART_FN_T(cuMemsetD8Async, cudart_abi_cuMemsetD8Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[246] &&
+        cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD8Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD8_v2;
+
+static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD8_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8_v2) fn = (CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[247] &&
+        cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD8_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMipmappedArrayCreate;
+
+static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMipmappedArrayCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMipmappedArrayCreate, cudart_abi_cuMipmappedArrayCreate) fn = (CUDART_FN_T(cuMipmappedArrayCreate, cudart_abi_cuMipmappedArrayCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[248] &&
+        cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmipmappedArray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMipmappedArrayCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMipmappedArrayDestroy;
+
+static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUmipmappedArray;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hMipmappedArray", "cuMipmappedArrayDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMipmappedArrayDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMipmappedArrayDestroy, cudart_abi_cuMipmappedArrayDestroy) fn = (CUDART_FN_T(cuMipmappedArrayDestroy, cudart_abi_cuMipmappedArrayDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[249] &&
+        cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMipmappedArrayDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMipmappedArrayGetLevel;
+
+static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMipmappedArrayGetLevel", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMipmappedArrayGetLevel, cudart_abi_cuMipmappedArrayGetLevel) fn = (CUDART_FN_T(cuMipmappedArrayGetLevel, cudart_abi_cuMipmappedArrayGetLevel))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[250] &&
+        cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMipmappedArrayGetLevel, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuModuleGetLoadingMode;
+
+static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuModuleGetLoadingMode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuModuleGetLoadingMode, cudart_abi_cuModuleGetLoadingMode) fn = (CUDART_FN_T(cuModuleGetLoadingMode, cudart_abi_cuModuleGetLoadingMode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[251] &&
+        cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUmoduleLoadingMode_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuModuleGetLoadingMode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuModuleUnload;
+
+static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmodule, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUmodule;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hmod", "cuModuleUnload") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuModuleUnload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuModuleUnload, cudart_abi_cuModuleUnload) fn = (CUDART_FN_T(cuModuleUnload, cudart_abi_cuModuleUnload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[252] &&
+        cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuModuleUnload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock;
+
+static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
+        if (cudart_record_call("cuOccupancyAvailableDynamicSMemPerBlock", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cuOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cuOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cuOccupancyAvailableDynamicSMemPerBlock))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[253] &&
+        cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor;
+
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
+        if (cudart_record_call("cuOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessor))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[254] &&
+        cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
+        if (cudart_record_call("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[255] &&
+        cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxActiveClusters;
+
+static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuOccupancyMaxActiveClusters", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxActiveClusters, cudart_abi_cuOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cuOccupancyMaxActiveClusters, cudart_abi_cuOccupancyMaxActiveClusters))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[256] &&
+        cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxActiveClusters, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxPotentialClusterSize;
+
+static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuOccupancyMaxPotentialClusterSize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxPotentialClusterSize, cudart_abi_cuOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cuOccupancyMaxPotentialClusterSize, cudart_abi_cuOccupancyMaxPotentialClusterSize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[257] &&
+        cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxPotentialClusterSize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuSignalExternalSemaphoresAsync;
+
+static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuSignalExternalSemaphoresAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuSignalExternalSemaphoresAsync, cudart_abi_cuSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cuSignalExternalSemaphoresAsync, cudart_abi_cuSignalExternalSemaphoresAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[258] &&
+        cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuSignalExternalSemaphoresAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamAttachMemAsync;
+
+static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamAttachMemAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamAttachMemAsync, cudart_abi_cuStreamAttachMemAsync) fn = (CUDART_FN_T(cuStreamAttachMemAsync, cudart_abi_cuStreamAttachMemAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[259] &&
+        cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamAttachMemAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBatchMemOp;
+
+static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuStreamBatchMemOp", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp) fn = (CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[260] &&
+        cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBatchMemOp, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBatchMemOp_v2;
+
+static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuStreamBatchMemOp_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp_v2) fn = (CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[261] &&
+        cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBatchMemOp_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBeginCapture;
+
+static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuStreamBeginCapture", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture) fn = (CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[262] &&
+        cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBeginCapture, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBeginCapture_v2;
+
+static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuStreamBeginCapture_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture_v2) fn = (CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[263] &&
+        cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBeginCapture_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamCopyAttributes;
+
+static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamCopyAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamCopyAttributes, cudart_abi_cuStreamCopyAttributes) fn = (CUDART_FN_T(cuStreamCopyAttributes, cudart_abi_cuStreamCopyAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[264] &&
+        cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamCopyAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamCreate;
+
+static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuStreamCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamCreate, cudart_abi_cuStreamCreate) fn = (CUDART_FN_T(cuStreamCreate, cudart_abi_cuStreamCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[265] &&
+        cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUstream, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamCreateWithPriority;
+
+static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuStreamCreateWithPriority", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamCreateWithPriority, cudart_abi_cuStreamCreateWithPriority) fn = (CUDART_FN_T(cuStreamCreateWithPriority, cudart_abi_cuStreamCreateWithPriority))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[266] &&
+        cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUstream, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamCreateWithPriority, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamDestroy;
+
+static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy) fn = (CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[267] &&
+        cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamDestroy_v2;
+
+static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy_v2") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamDestroy_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy_v2) fn = (CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[268] &&
+        cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamDestroy_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamEndCapture;
+
+static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamEndCapture", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamEndCapture, cudart_abi_cuStreamEndCapture) fn = (CUDART_FN_T(cuStreamEndCapture, cudart_abi_cuStreamEndCapture))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[269] &&
+        cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamEndCapture, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetCtx;
+
+static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetCtx", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetCtx, cudart_abi_cuStreamGetCtx) fn = (CUDART_FN_T(cuStreamGetCtx, cudart_abi_cuStreamGetCtx))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[270] &&
+        cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetCtx, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetFlags;
+
+static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetFlags, cudart_abi_cuStreamGetFlags) fn = (CUDART_FN_T(cuStreamGetFlags, cudart_abi_cuStreamGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[271] &&
+        cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetId;
+
+static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetId, cudart_abi_cuStreamGetId) fn = (CUDART_FN_T(cuStreamGetId, cudart_abi_cuStreamGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[272] &&
+        cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetPriority;
+
+static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetPriority", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetPriority, cudart_abi_cuStreamGetPriority) fn = (CUDART_FN_T(cuStreamGetPriority, cudart_abi_cuStreamGetPriority))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[273] &&
+        cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetPriority, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamIsCapturing;
+
+static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamIsCapturing", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamIsCapturing, cudart_abi_cuStreamIsCapturing) fn = (CUDART_FN_T(cuStreamIsCapturing, cudart_abi_cuStreamIsCapturing))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[274] &&
+        cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUstreamCaptureStatus_enum, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamIsCapturing, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamQuery;
+
+static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamQuery, cudart_abi_cuStreamQuery) fn = (CUDART_FN_T(cuStreamQuery, cudart_abi_cuStreamQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[275] &&
+        cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamSynchronize;
+
+static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamSynchronize, cudart_abi_cuStreamSynchronize) fn = (CUDART_FN_T(cuStreamSynchronize, cudart_abi_cuStreamSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[276] &&
+        cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies;
+
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuStreamUpdateCaptureDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamUpdateCaptureDependencies, cudart_abi_cuStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cuStreamUpdateCaptureDependencies, cudart_abi_cuStreamUpdateCaptureDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[277] &&
+        cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamUpdateCaptureDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitEvent;
+
+static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuStreamWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitEvent, cudart_abi_cuStreamWaitEvent) fn = (CUDART_FN_T(cuStreamWaitEvent, cudart_abi_cuStreamWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[278] &&
+        cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue32;
+
+static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32) fn = (CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[279] &&
+        cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue32_v2;
+
+static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32_v2) fn = (CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[280] &&
+        cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue64;
+
+static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue64", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64) fn = (CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[281] &&
+        cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue64, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue64_v2;
+
+static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue64_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64_v2) fn = (CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[282] &&
+        cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue64_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue32;
+
+static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32) fn = (CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[283] &&
+        cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue32_v2;
+
+static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32_v2) fn = (CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[284] &&
+        cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue64;
+
+static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue64", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64) fn = (CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[285] &&
+        cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue64, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue64_v2;
+
+static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue64_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64_v2) fn = (CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[286] &&
+        cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue64_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuSurfObjectDestroy;
+
+static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuSurfObjectDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuSurfObjectDestroy, cudart_abi_cuSurfObjectDestroy) fn = (CUDART_FN_T(cuSurfObjectDestroy, cudart_abi_cuSurfObjectDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[287] &&
+        cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuSurfObjectDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuTensorMapReplaceAddress;
+
+static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuTensorMapReplaceAddress", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuTensorMapReplaceAddress, cudart_abi_cuTensorMapReplaceAddress) fn = (CUDART_FN_T(cuTensorMapReplaceAddress, cudart_abi_cuTensorMapReplaceAddress))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[288] &&
+        cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuTensorMapReplaceAddress, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuTexObjectDestroy;
+
+static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuTexObjectDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuTexObjectDestroy, cudart_abi_cuTexObjectDestroy) fn = (CUDART_FN_T(cuTexObjectDestroy, cudart_abi_cuTexObjectDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[289] &&
+        cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuTexObjectDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuUserObjectRelease;
+
+static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuUserObjectRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuUserObjectRelease, cudart_abi_cuUserObjectRelease) fn = (CUDART_FN_T(cuUserObjectRelease, cudart_abi_cuUserObjectRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[290] &&
+        cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuUserObjectRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuUserObjectRetain;
+
+static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuUserObjectRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuUserObjectRetain, cudart_abi_cuUserObjectRetain) fn = (CUDART_FN_T(cuUserObjectRetain, cudart_abi_cuUserObjectRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[291] &&
+        cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuUserObjectRetain, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuWaitExternalSemaphoresAsync;
+
+static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    (void)self;
+    Py_ssize_t nargs = CUDART_NARGS(nargsf);
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuWaitExternalSemaphoresAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuWaitExternalSemaphoresAsync, cudart_abi_cuWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cuWaitExternalSemaphoresAsync, cudart_abi_cuWaitExternalSemaphoresAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[292] &&
+        cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuWaitExternalSemaphoresAsync, args, nargs, kwnames);
+}
+
+static const char *const cudart_checked_names[] = {
+    "cuArray3DCreate",
+    "cuArray3DCreate_v2",
+    "cuArrayCreate",
+    "cuArrayCreate_v2",
+    "cuArrayDestroy",
+    "cuArrayGetPlane",
+    "cuCtxCreate",
+    "cuCtxCreate_v2",
+    "cuCtxCreate_v3",
+    "cuCtxDestroy",
+    "cuCtxDestroy_v2",
+    "cuCtxDisablePeerAccess",
+    "cuCtxEnablePeerAccess",
+    "cuCtxGetApiVersion",
+    "cuCtxGetCacheConfig",
+    "cuCtxGetCurrent",
+    "cuCtxGetDevice",
+    "cuCtxGetFlags",
+    "cuCtxGetId",
+    "cuCtxGetLimit",
+    "cuCtxGetSharedMemConfig",
+    "cuCtxGetStreamPriorityRange",
+    "cuCtxPopCurrent",
+    "cuCtxPopCurrent_v2",
+    "cuCtxPushCurrent",
+    "cuCtxPushCurrent_v2",
+    "cuCtxResetPersistingL2Cache",
+    "cuCtxSetCacheConfig",
+    "cuCtxSetCurrent",
+    "cuCtxSetLimit",
+    "cuCtxSetSharedMemConfig",
+    "cuCtxSynchronize",
+    "cuDestroyExternalMemory",
+    "cuDestroyExternalSemaphore",
+    "cuDeviceCanAccessPeer",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetCount",
+    "cuDeviceGetDefaultMemPool",
+    "cuDeviceGetExecAffinitySupport",
+    "cuDeviceGetMemPool",
+    "cuDeviceGetNvSciSyncAttributes",
+    "cuDeviceGetP2PAttribute",
+    "cuDeviceGetTexture1DLinearMaxWidth",
+    "cuDeviceGraphMemTrim",
+    "cuDevicePrimaryCtxGetState",
+    "cuDevicePrimaryCtxRelease",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxReset",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxSetFlags",
+    "cuDevicePrimaryCtxSetFlags_v2",
+    "cuDeviceSetMemPool",
+    "cuDeviceTotalMem",
+    "cuDeviceTotalMem_v2",
+    "cuDriverGetVersion",
+    "cuEventCreate",
+    "cuEventDestroy",
+    "cuEventDestroy_v2",
+    "cuEventElapsedTime",
+    "cuEventQuery",
+    "cuEventRecord",
+    "cuEventRecordWithFlags",
+    "cuEventSynchronize",
+    "cuExternalMemoryGetMappedBuffer",
+    "cuExternalMemoryGetMappedMipmappedArray",
+    "cuFlushGPUDirectRDMAWrites",
+    "cuFuncGetAttribute",
+    "cuFuncGetModule",
+    "cuFuncSetAttribute",
+    "cuFuncSetCacheConfig",
+    "cuFuncSetSharedMemConfig",
+    "cuGetExportTable",
+    "cuGraphAddBatchMemOpNode",
+    "cuGraphAddChildGraphNode",
+    "cuGraphAddDependencies",
+    "cuGraphAddEmptyNode",
+    "cuGraphAddEventRecordNode",
+    "cuGraphAddEventWaitNode",
+    "cuGraphAddExternalSemaphoresSignalNode",
+    "cuGraphAddExternalSemaphoresWaitNode",
+    "cuGraphAddKernelNode",
+    "cuGraphAddKernelNode_v2",
+    "cuGraphAddMemAllocNode",
+    "cuGraphAddMemFreeNode",
+    "cuGraphAddMemcpyNode",
+    "cuGraphAddMemsetNode",
+    "cuGraphBatchMemOpNodeSetParams",
+    "cuGraphChildGraphNodeGetGraph",
+    "cuGraphCreate",
+    "cuGraphDestroy",
+    "cuGraphDestroyNode",
+    "cuGraphEventRecordNodeGetEvent",
+    "cuGraphEventRecordNodeSetEvent",
+    "cuGraphEventWaitNodeGetEvent",
+    "cuGraphEventWaitNodeSetEvent",
+    "cuGraphExecBatchMemOpNodeSetParams",
+    "cuGraphExecChildGraphNodeSetParams",
+    "cuGraphExecDestroy",
+    "cuGraphExecEventRecordNodeSetEvent",
+    "cuGraphExecEventWaitNodeSetEvent",
+    "cuGraphExecExternalSemaphoresSignalNodeSetParams",
+    "cuGraphExecExternalSemaphoresWaitNodeSetParams",
+    "cuGraphExecGetFlags",
+    "cuGraphExecKernelNodeSetParams",
+    "cuGraphExecKernelNodeSetParams_v2",
+    "cuGraphExecMemcpyNodeSetParams",
+    "cuGraphExecMemsetNodeSetParams",
+    "cuGraphExternalSemaphoresSignalNodeSetParams",
+    "cuGraphExternalSemaphoresWaitNodeSetParams",
+    "cuGraphKernelNodeCopyAttributes",
+    "cuGraphKernelNodeSetParams",
+    "cuGraphKernelNodeSetParams_v2",
+    "cuGraphLaunch",
+    "cuGraphMemFreeNodeGetParams",
+    "cuGraphMemcpyNodeSetParams",
+    "cuGraphMemsetNodeSetParams",
+    "cuGraphNodeFindInClone",
+    "cuGraphNodeGetEnabled",
+    "cuGraphNodeGetType",
+    "cuGraphNodeSetEnabled",
+    "cuGraphReleaseUserObject",
+    "cuGraphRemoveDependencies",
+    "cuGraphRetainUserObject",
+    "cuGraphUpload",
+    "cuGraphicsMapResources",
+    "cuGraphicsResourceGetMappedMipmappedArray",
+    "cuGraphicsResourceGetMappedPointer",
+    "cuGraphicsResourceGetMappedPointer_v2",
+    "cuGraphicsResourceSetMapFlags",
+    "cuGraphicsResourceSetMapFlags_v2",
+    "cuGraphicsSubResourceGetMappedArray",
+    "cuGraphicsUnmapResources",
+    "cuGraphicsUnregisterResource",
+    "cuImportExternalMemory",
+    "cuImportExternalSemaphore",
+    "cuInit",
+    "cuIpcCloseMemHandle",
+    "cuKernelGetAttribute",
+    "cuKernelGetFunction",
+    "cuKernelSetAttribute",
+    "cuKernelSetCacheConfig",
+    "cuLibraryGetModule",
+    "cuLibraryUnload",
+    "cuLinkComplete",
+    "cuLinkCreate",
+    "cuLinkCreate_v2",
+    "cuLinkDestroy",
+    "cuMemAddressFree",
+    "cuMemAddressReserve",
+    "cuMemAdvise",
+    "cuMemAlloc",
+    "cuMemAllocAsync",
+    "cuMemAllocFromPoolAsync",
+    "cuMemAllocManaged",
+    "cuMemAllocPitch",
+    "cuMemAllocPitch_v2",
+    "cuMemAlloc_v2",
+    "cuMemFree",
+    "cuMemFreeAsync",
+    "cuMemFreeHost",
+    "cuMemFree_v2",
+    "cuMemGetAccess",
+    "cuMemGetAddressRange",
+    "cuMemGetAddressRange_v2",
+    "cuMemGetAllocationGranularity",
+    "cuMemGetInfo",
+    "cuMemGetInfo_v2",
+    "cuMemHostGetDevicePointer",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemHostGetFlags",
+    "cuMemHostRegister",
+    "cuMemHostRegister_v2",
+    "cuMemHostUnregister",
+    "cuMemMap",
+    "cuMemMapArrayAsync",
+    "cuMemPoolCreate",
+    "cuMemPoolDestroy",
+    "cuMemPoolGetAccess",
+    "cuMemPoolImportFromShareableHandle",
+    "cuMemPoolImportPointer",
+    "cuMemPoolSetAccess",
+    "cuMemPoolTrimTo",
+    "cuMemPrefetchAsync",
+    "cuMemRelease",
+    "cuMemSetAccess",
+    "cuMemUnmap",
+    "cuMemcpy",
+    "cuMemcpy2D",
+    "cuMemcpy2DAsync",
+    "cuMemcpy2DAsync_v2",
+    "cuMemcpy2DUnaligned",
+    "cuMemcpy2DUnaligned_v2",
+    "cuMemcpy2D_v2",
+    "cuMemcpy3D",
+    "cuMemcpy3DAsync",
+    "cuMemcpy3DAsync_v2",
+    "cuMemcpy3DPeer",
+    "cuMemcpy3DPeerAsync",
+    "cuMemcpy3D_v2",
+    "cuMemcpyAsync",
+    "cuMemcpyAtoA",
+    "cuMemcpyAtoA_v2",
+    "cuMemcpyAtoD",
+    "cuMemcpyAtoD_v2",
+    "cuMemcpyAtoH",
+    "cuMemcpyAtoHAsync",
+    "cuMemcpyAtoHAsync_v2",
+    "cuMemcpyAtoH_v2",
+    "cuMemcpyDtoA",
+    "cuMemcpyDtoA_v2",
+    "cuMemcpyDtoD",
+    "cuMemcpyDtoDAsync",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemcpyDtoH",
+    "cuMemcpyDtoHAsync",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoA",
+    "cuMemcpyHtoAAsync",
+    "cuMemcpyHtoAAsync_v2",
+    "cuMemcpyHtoA_v2",
+    "cuMemcpyHtoD",
+    "cuMemcpyHtoDAsync",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyPeer",
+    "cuMemcpyPeerAsync",
+    "cuMemsetD16",
+    "cuMemsetD16Async",
+    "cuMemsetD16_v2",
+    "cuMemsetD2D16",
+    "cuMemsetD2D16Async",
+    "cuMemsetD2D16_v2",
+    "cuMemsetD2D32",
+    "cuMemsetD2D32Async",
+    "cuMemsetD2D32_v2",
+    "cuMemsetD2D8",
+    "cuMemsetD2D8Async",
+    "cuMemsetD2D8_v2",
+    "cuMemsetD32",
+    "cuMemsetD32Async",
+    "cuMemsetD32_v2",
+    "cuMemsetD8",
+    "cuMemsetD8Async",
+    "cuMemsetD8_v2",
+    "cuMipmappedArrayCreate",
+    "cuMipmappedArrayDestroy",
+    "cuMipmappedArrayGetLevel",
+    "cuModuleGetLoadingMode",
+    "cuModuleUnload",
+    "cuOccupancyAvailableDynamicSMemPerBlock",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cuOccupancyMaxActiveClusters",
+    "cuOccupancyMaxPotentialClusterSize",
+    "cuSignalExternalSemaphoresAsync",
+    "cuStreamAttachMemAsync",
+    "cuStreamBatchMemOp",
+    "cuStreamBatchMemOp_v2",
+    "cuStreamBeginCapture",
+    "cuStreamBeginCapture_v2",
+    "cuStreamCopyAttributes",
+    "cuStreamCreate",
+    "cuStreamCreateWithPriority",
+    "cuStreamDestroy",
+    "cuStreamDestroy_v2",
+    "cuStreamEndCapture",
+    "cuStreamGetCtx",
+    "cuStreamGetFlags",
+    "cuStreamGetId",
+    "cuStreamGetPriority",
+    "cuStreamIsCapturing",
+    "cuStreamQuery",
+    "cuStreamSynchronize",
+    "cuStreamUpdateCaptureDependencies",
+    "cuStreamWaitEvent",
+    "cuStreamWaitValue32",
+    "cuStreamWaitValue32_v2",
+    "cuStreamWaitValue64",
+    "cuStreamWaitValue64_v2",
+    "cuStreamWriteValue32",
+    "cuStreamWriteValue32_v2",
+    "cuStreamWriteValue64",
+    "cuStreamWriteValue64_v2",
+    "cuSurfObjectDestroy",
+    "cuTensorMapReplaceAddress",
+    "cuTexObjectDestroy",
+    "cuUserObjectRelease",
+    "cuUserObjectRetain",
+    "cuWaitExternalSemaphoresAsync",
+    NULL,
+};
+
+static const cudart_vectorcall cudart_checked_calls[] = {
+    cudart_checked_cuArray3DCreate,
+    cudart_checked_cuArray3DCreate_v2,
+    cudart_checked_cuArrayCreate,
+    cudart_checked_cuArrayCreate_v2,
+    cudart_checked_cuArrayDestroy,
+    cudart_checked_cuArrayGetPlane,
+    cudart_checked_cuCtxCreate,
+    cudart_checked_cuCtxCreate_v2,
+    cudart_checked_cuCtxCreate_v3,
+    cudart_checked_cuCtxDestroy,
+    cudart_checked_cuCtxDestroy_v2,
+    cudart_checked_cuCtxDisablePeerAccess,
+    cudart_checked_cuCtxEnablePeerAccess,
+    cudart_checked_cuCtxGetApiVersion,
+    cudart_checked_cuCtxGetCacheConfig,
+    cudart_checked_cuCtxGetCurrent,
+    cudart_checked_cuCtxGetDevice,
+    cudart_checked_cuCtxGetFlags,
+    cudart_checked_cuCtxGetId,
+    cudart_checked_cuCtxGetLimit,
+    cudart_checked_cuCtxGetSharedMemConfig,
+    cudart_checked_cuCtxGetStreamPriorityRange,
+    cudart_checked_cuCtxPopCurrent,
+    cudart_checked_cuCtxPopCurrent_v2,
+    cudart_checked_cuCtxPushCurrent,
+    cudart_checked_cuCtxPushCurrent_v2,
+    cudart_checked_cuCtxResetPersistingL2Cache,
+    cudart_checked_cuCtxSetCacheConfig,
+    cudart_checked_cuCtxSetCurrent,
+    cudart_checked_cuCtxSetLimit,
+    cudart_checked_cuCtxSetSharedMemConfig,
+    cudart_checked_cuCtxSynchronize,
+    cudart_checked_cuDestroyExternalMemory,
+    cudart_checked_cuDestroyExternalSemaphore,
+    cudart_checked_cuDeviceCanAccessPeer,
+    cudart_checked_cuDeviceGet,
+    cudart_checked_cuDeviceGetAttribute,
+    cudart_checked_cuDeviceGetCount,
+    cudart_checked_cuDeviceGetDefaultMemPool,
+    cudart_checked_cuDeviceGetExecAffinitySupport,
+    cudart_checked_cuDeviceGetMemPool,
+    cudart_checked_cuDeviceGetNvSciSyncAttributes,
+    cudart_checked_cuDeviceGetP2PAttribute,
+    cudart_checked_cuDeviceGetTexture1DLinearMaxWidth,
+    cudart_checked_cuDeviceGraphMemTrim,
+    cudart_checked_cuDevicePrimaryCtxGetState,
+    cudart_checked_cuDevicePrimaryCtxRelease,
+    cudart_checked_cuDevicePrimaryCtxRelease_v2,
+    cudart_checked_cuDevicePrimaryCtxReset,
+    cudart_checked_cuDevicePrimaryCtxReset_v2,
+    cudart_checked_cuDevicePrimaryCtxRetain,
+    cudart_checked_cuDevicePrimaryCtxSetFlags,
+    cudart_checked_cuDevicePrimaryCtxSetFlags_v2,
+    cudart_checked_cuDeviceSetMemPool,
+    cudart_checked_cuDeviceTotalMem,
+    cudart_checked_cuDeviceTotalMem_v2,
+    cudart_checked_cuDriverGetVersion,
+    cudart_checked_cuEventCreate,
+    cudart_checked_cuEventDestroy,
+    cudart_checked_cuEventDestroy_v2,
+    cudart_checked_cuEventElapsedTime,
+    cudart_checked_cuEventQuery,
+    cudart_checked_cuEventRecord,
+    cudart_checked_cuEventRecordWithFlags,
+    cudart_checked_cuEventSynchronize,
+    cudart_checked_cuExternalMemoryGetMappedBuffer,
+    cudart_checked_cuExternalMemoryGetMappedMipmappedArray,
+    cudart_checked_cuFlushGPUDirectRDMAWrites,
+    cudart_checked_cuFuncGetAttribute,
+    cudart_checked_cuFuncGetModule,
+    cudart_checked_cuFuncSetAttribute,
+    cudart_checked_cuFuncSetCacheConfig,
+    cudart_checked_cuFuncSetSharedMemConfig,
+    cudart_checked_cuGetExportTable,
+    cudart_checked_cuGraphAddBatchMemOpNode,
+    cudart_checked_cuGraphAddChildGraphNode,
+    cudart_checked_cuGraphAddDependencies,
+    cudart_checked_cuGraphAddEmptyNode,
+    cudart_checked_cuGraphAddEventRecordNode,
+    cudart_checked_cuGraphAddEventWaitNode,
+    cudart_checked_cuGraphAddExternalSemaphoresSignalNode,
+    cudart_checked_cuGraphAddExternalSemaphoresWaitNode,
+    cudart_checked_cuGraphAddKernelNode,
+    cudart_checked_cuGraphAddKernelNode_v2,
+    cudart_checked_cuGraphAddMemAllocNode,
+    cudart_checked_cuGraphAddMemFreeNode,
+    cudart_checked_cuGraphAddMemcpyNode,
+    cudart_checked_cuGraphAddMemsetNode,
+    cudart_checked_cuGraphBatchMemOpNodeSetParams,
+    cudart_checked_cuGraphChildGraphNodeGetGraph,
+    cudart_checked_cuGraphCreate,
+    cudart_checked_cuGraphDestroy,
+    cudart_checked_cuGraphDestroyNode,
+    cudart_checked_cuGraphEventRecordNodeGetEvent,
+    cudart_checked_cuGraphEventRecordNodeSetEvent,
+    cudart_checked_cuGraphEventWaitNodeGetEvent,
+    cudart_checked_cuGraphEventWaitNodeSetEvent,
+    cudart_checked_cuGraphExecBatchMemOpNodeSetParams,
+    cudart_checked_cuGraphExecChildGraphNodeSetParams,
+    cudart_checked_cuGraphExecDestroy,
+    cudart_checked_cuGraphExecEventRecordNodeSetEvent,
+    cudart_checked_cuGraphExecEventWaitNodeSetEvent,
+    cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cuGraphExecGetFlags,
+    cudart_checked_cuGraphExecKernelNodeSetParams,
+    cudart_checked_cuGraphExecKernelNodeSetParams_v2,
+    cudart_checked_cuGraphExecMemcpyNodeSetParams,
+    cudart_checked_cuGraphExecMemsetNodeSetParams,
+    cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams,
+    cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams,
+    cudart_checked_cuGraphKernelNodeCopyAttributes,
+    cudart_checked_cuGraphKernelNodeSetParams,
+    cudart_checked_cuGraphKernelNodeSetParams_v2,
+    cudart_checked_cuGraphLaunch,
+    cudart_checked_cuGraphMemFreeNodeGetParams,
+    cudart_checked_cuGraphMemcpyNodeSetParams,
+    cudart_checked_cuGraphMemsetNodeSetParams,
+    cudart_checked_cuGraphNodeFindInClone,
+    cudart_checked_cuGraphNodeGetEnabled,
+    cudart_checked_cuGraphNodeGetType,
+    cudart_checked_cuGraphNodeSetEnabled,
+    cudart_checked_cuGraphReleaseUserObject,
+    cudart_checked_cuGraphRemoveDependencies,
+    cudart_checked_cuGraphRetainUserObject,
+    cudart_checked_cuGraphUpload,
+    cudart_checked_cuGraphicsMapResources,
+    cudart_checked_cuGraphicsResourceGetMappedMipmappedArray,
+    cudart_checked_cuGraphicsResourceGetMappedPointer,
+    cudart_checked_cuGraphicsResourceGetMappedPointer_v2,
+    cudart_checked_cuGraphicsResourceSetMapFlags,
+    cudart_checked_cuGraphicsResourceSetMapFlags_v2,
+    cudart_checked_cuGraphicsSubResourceGetMappedArray,
+    cudart_checked_cuGraphicsUnmapResources,
+    cudart_checked_cuGraphicsUnregisterResource,
+    cudart_checked_cuImportExternalMemory,
+    cudart_checked_cuImportExternalSemaphore,
+    cudart_checked_cuInit,
+    cudart_checked_cuIpcCloseMemHandle,
+    cudart_checked_cuKernelGetAttribute,
+    cudart_checked_cuKernelGetFunction,
+    cudart_checked_cuKernelSetAttribute,
+    cudart_checked_cuKernelSetCacheConfig,
+    cudart_checked_cuLibraryGetModule,
+    cudart_checked_cuLibraryUnload,
+    cudart_checked_cuLinkComplete,
+    cudart_checked_cuLinkCreate,
+    cudart_checked_cuLinkCreate_v2,
+    cudart_checked_cuLinkDestroy,
+    cudart_checked_cuMemAddressFree,
+    cudart_checked_cuMemAddressReserve,
+    cudart_checked_cuMemAdvise,
+    cudart_checked_cuMemAlloc,
+    cudart_checked_cuMemAllocAsync,
+    cudart_checked_cuMemAllocFromPoolAsync,
+    cudart_checked_cuMemAllocManaged,
+    cudart_checked_cuMemAllocPitch,
+    cudart_checked_cuMemAllocPitch_v2,
+    cudart_checked_cuMemAlloc_v2,
+    cudart_checked_cuMemFree,
+    cudart_checked_cuMemFreeAsync,
+    cudart_checked_cuMemFreeHost,
+    cudart_checked_cuMemFree_v2,
+    cudart_checked_cuMemGetAccess,
+    cudart_checked_cuMemGetAddressRange,
+    cudart_checked_cuMemGetAddressRange_v2,
+    cudart_checked_cuMemGetAllocationGranularity,
+    cudart_checked_cuMemGetInfo,
+    cudart_checked_cuMemGetInfo_v2,
+    cudart_checked_cuMemHostGetDevicePointer,
+    cudart_checked_cuMemHostGetDevicePointer_v2,
+    cudart_checked_cuMemHostGetFlags,
+    cudart_checked_cuMemHostRegister,
+    cudart_checked_cuMemHostRegister_v2,
+    cudart_checked_cuMemHostUnregister,
+    cudart_checked_cuMemMap,
+    cudart_checked_cuMemMapArrayAsync,
+    cudart_checked_cuMemPoolCreate,
+    cudart_checked_cuMemPoolDestroy,
+    cudart_checked_cuMemPoolGetAccess,
+    cudart_checked_cuMemPoolImportFromShareableHandle,
+    cudart_checked_cuMemPoolImportPointer,
+    cudart_checked_cuMemPoolSetAccess,
+    cudart_checked_cuMemPoolTrimTo,
+    cudart_checked_cuMemPrefetchAsync,
+    cudart_checked_cuMemRelease,
+    cudart_checked_cuMemSetAccess,
+    cudart_checked_cuMemUnmap,
+    cudart_checked_cuMemcpy,
+    cudart_checked_cuMemcpy2D,
+    cudart_checked_cuMemcpy2DAsync,
+    cudart_checked_cuMemcpy2DAsync_v2,
+    cudart_checked_cuMemcpy2DUnaligned,
+    cudart_checked_cuMemcpy2DUnaligned_v2,
+    cudart_checked_cuMemcpy2D_v2,
+    cudart_checked_cuMemcpy3D,
+    cudart_checked_cuMemcpy3DAsync,
+    cudart_checked_cuMemcpy3DAsync_v2,
+    cudart_checked_cuMemcpy3DPeer,
+    cudart_checked_cuMemcpy3DPeerAsync,
+    cudart_checked_cuMemcpy3D_v2,
+    cudart_checked_cuMemcpyAsync,
+    cudart_checked_cuMemcpyAtoA,
+    cudart_checked_cuMemcpyAtoA_v2,
+    cudart_checked_cuMemcpyAtoD,
+    cudart_checked_cuMemcpyAtoD_v2,
+    cudart_checked_cuMemcpyAtoH,
+    cudart_checked_cuMemcpyAtoHAsync,
+    cudart_checked_cuMemcpyAtoHAsync_v2,
+    cudart_checked_cuMemcpyAtoH_v2,
+    cudart_checked_cuMemcpyDtoA,
+    cudart_checked_cuMemcpyDtoA_v2,
+    cudart_checked_cuMemcpyDtoD,
+    cudart_checked_cuMemcpyDtoDAsync,
+    cudart_checked_cuMemcpyDtoDAsync_v2,
+    cudart_checked_cuMemcpyDtoD_v2,
+    cudart_checked_cuMemcpyDtoH,
+    cudart_checked_cuMemcpyDtoHAsync,
+    cudart_checked_cuMemcpyDtoHAsync_v2,
+    cudart_checked_cuMemcpyDtoH_v2,
+    cudart_checked_cuMemcpyHtoA,
+    cudart_checked_cuMemcpyHtoAAsync,
+    cudart_checked_cuMemcpyHtoAAsync_v2,
+    cudart_checked_cuMemcpyHtoA_v2,
+    cudart_checked_cuMemcpyHtoD,
+    cudart_checked_cuMemcpyHtoDAsync,
+    cudart_checked_cuMemcpyHtoDAsync_v2,
+    cudart_checked_cuMemcpyHtoD_v2,
+    cudart_checked_cuMemcpyPeer,
+    cudart_checked_cuMemcpyPeerAsync,
+    cudart_checked_cuMemsetD16,
+    cudart_checked_cuMemsetD16Async,
+    cudart_checked_cuMemsetD16_v2,
+    cudart_checked_cuMemsetD2D16,
+    cudart_checked_cuMemsetD2D16Async,
+    cudart_checked_cuMemsetD2D16_v2,
+    cudart_checked_cuMemsetD2D32,
+    cudart_checked_cuMemsetD2D32Async,
+    cudart_checked_cuMemsetD2D32_v2,
+    cudart_checked_cuMemsetD2D8,
+    cudart_checked_cuMemsetD2D8Async,
+    cudart_checked_cuMemsetD2D8_v2,
+    cudart_checked_cuMemsetD32,
+    cudart_checked_cuMemsetD32Async,
+    cudart_checked_cuMemsetD32_v2,
+    cudart_checked_cuMemsetD8,
+    cudart_checked_cuMemsetD8Async,
+    cudart_checked_cuMemsetD8_v2,
+    cudart_checked_cuMipmappedArrayCreate,
+    cudart_checked_cuMipmappedArrayDestroy,
+    cudart_checked_cuMipmappedArrayGetLevel,
+    cudart_checked_cuModuleGetLoadingMode,
+    cudart_checked_cuModuleUnload,
+    cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock,
+    cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    cudart_checked_cuOccupancyMaxActiveClusters,
+    cudart_checked_cuOccupancyMaxPotentialClusterSize,
+    cudart_checked_cuSignalExternalSemaphoresAsync,
+    cudart_checked_cuStreamAttachMemAsync,
+    cudart_checked_cuStreamBatchMemOp,
+    cudart_checked_cuStreamBatchMemOp_v2,
+    cudart_checked_cuStreamBeginCapture,
+    cudart_checked_cuStreamBeginCapture_v2,
+    cudart_checked_cuStreamCopyAttributes,
+    cudart_checked_cuStreamCreate,
+    cudart_checked_cuStreamCreateWithPriority,
+    cudart_checked_cuStreamDestroy,
+    cudart_checked_cuStreamDestroy_v2,
+    cudart_checked_cuStreamEndCapture,
+    cudart_checked_cuStreamGetCtx,
+    cudart_checked_cuStreamGetFlags,
+    cudart_checked_cuStreamGetId,
+    cudart_checked_cuStreamGetPriority,
+    cudart_checked_cuStreamIsCapturing,
+    cudart_checked_cuStreamQuery,
+    cudart_checked_cuStreamSynchronize,
+    cudart_checked_cuStreamUpdateCaptureDependencies,
+    cudart_checked_cuStreamWaitEvent,
+    cudart_checked_cuStreamWaitValue32,
+    cudart_checked_cuStreamWaitValue32_v2,
+    cudart_checked_cuStreamWaitValue64,
+    cudart_checked_cuStreamWaitValue64_v2,
+    cudart_checked_cuStreamWriteValue32,
+    cudart_checked_cuStreamWriteValue32_v2,
+    cudart_checked_cuStreamWriteValue64,
+    cudart_checked_cuStreamWriteValue64_v2,
+    cudart_checked_cuSurfObjectDestroy,
+    cudart_checked_cuTensorMapReplaceAddress,
+    cudart_checked_cuTexObjectDestroy,
+    cudart_checked_cuUserObjectRelease,
+    cudart_checked_cuUserObjectRetain,
+    cudart_checked_cuWaitExternalSemaphoresAsync,
+    NULL,
+};
+
+/* The handle classes the functions read and make (their memory is found once). */
+static PyTypeObject **const cudart_checked_handle_classes[] = {
+    &cudart_handle_CUarray,
+    &cudart_handle_CUcontext,
+    &cudart_handle_CUevent,
+    &cudart_handle_CUexternalMemory,
+    &cudart_handle_CUexternalSemaphore,
+    &cudart_handle_CUfunction,
+    &cudart_handle_CUgraph,
+    &cudart_handle_CUgraphExec,
+    &cudart_handle_CUgraphicsResource,
+    &cudart_handle_CUgraphNode,
+    &cudart_handle_CUkernel,
+    &cudart_handle_CUlibrary,
+    &cudart_handle_CUlinkState,
+    &cudart_handle_CUmemoryPool,
+    &cudart_handle_CUmipmappedArray,
+    &cudart_handle_CUmodule,
+    &cudart_handle_CUstream,
+    &cudart_handle_CUuserObject,
+    NULL,
+};
+
+static PyObject **const cudart_checked_references[] = {
+    &cudart_reference_cuArray3DCreate,
+    &cudart_reference_cuArray3DCreate_v2,
+    &cudart_reference_cuArrayCreate,
+    &cudart_reference_cuArrayCreate_v2,
+    &cudart_reference_cuArrayDestroy,
+    &cudart_reference_cuArrayGetPlane,
+    &cudart_reference_cuCtxCreate,
+    &cudart_reference_cuCtxCreate_v2,
+    &cudart_reference_cuCtxCreate_v3,
+    &cudart_reference_cuCtxDestroy,
+    &cudart_reference_cuCtxDestroy_v2,
+    &cudart_reference_cuCtxDisablePeerAccess,
+    &cudart_reference_cuCtxEnablePeerAccess,
+    &cudart_reference_cuCtxGetApiVersion,
+    &cudart_reference_cuCtxGetCacheConfig,
+    &cudart_reference_cuCtxGetCurrent,
+    &cudart_reference_cuCtxGetDevice,
+    &cudart_reference_cuCtxGetFlags,
+    &cudart_reference_cuCtxGetId,
+    &cudart_reference_cuCtxGetLimit,
+    &cudart_reference_cuCtxGetSharedMemConfig,
+    &cudart_reference_cuCtxGetStreamPriorityRange,
+    &cudart_reference_cuCtxPopCurrent,
+    &cudart_reference_cuCtxPopCurrent_v2,
+    &cudart_reference_cuCtxPushCurrent,
+    &cudart_reference_cuCtxPushCurrent_v2,
+    &cudart_reference_cuCtxResetPersistingL2Cache,
+    &cudart_reference_cuCtxSetCacheConfig,
+    &cudart_reference_cuCtxSetCurrent,
+    &cudart_reference_cuCtxSetLimit,
+    &cudart_reference_cuCtxSetSharedMemConfig,
+    &cudart_reference_cuCtxSynchronize,
+    &cudart_reference_cuDestroyExternalMemory,
+    &cudart_reference_cuDestroyExternalSemaphore,
+    &cudart_reference_cuDeviceCanAccessPeer,
+    &cudart_reference_cuDeviceGet,
+    &cudart_reference_cuDeviceGetAttribute,
+    &cudart_reference_cuDeviceGetCount,
+    &cudart_reference_cuDeviceGetDefaultMemPool,
+    &cudart_reference_cuDeviceGetExecAffinitySupport,
+    &cudart_reference_cuDeviceGetMemPool,
+    &cudart_reference_cuDeviceGetNvSciSyncAttributes,
+    &cudart_reference_cuDeviceGetP2PAttribute,
+    &cudart_reference_cuDeviceGetTexture1DLinearMaxWidth,
+    &cudart_reference_cuDeviceGraphMemTrim,
+    &cudart_reference_cuDevicePrimaryCtxGetState,
+    &cudart_reference_cuDevicePrimaryCtxRelease,
+    &cudart_reference_cuDevicePrimaryCtxRelease_v2,
+    &cudart_reference_cuDevicePrimaryCtxReset,
+    &cudart_reference_cuDevicePrimaryCtxReset_v2,
+    &cudart_reference_cuDevicePrimaryCtxRetain,
+    &cudart_reference_cuDevicePrimaryCtxSetFlags,
+    &cudart_reference_cuDevicePrimaryCtxSetFlags_v2,
+    &cudart_reference_cuDeviceSetMemPool,
+    &cudart_reference_cuDeviceTotalMem,
+    &cudart_reference_cuDeviceTotalMem_v2,
+    &cudart_reference_cuDriverGetVersion,
+    &cudart_reference_cuEventCreate,
+    &cudart_reference_cuEventDestroy,
+    &cudart_reference_cuEventDestroy_v2,
+    &cudart_reference_cuEventElapsedTime,
+    &cudart_reference_cuEventQuery,
+    &cudart_reference_cuEventRecord,
+    &cudart_reference_cuEventRecordWithFlags,
+    &cudart_reference_cuEventSynchronize,
+    &cudart_reference_cuExternalMemoryGetMappedBuffer,
+    &cudart_reference_cuExternalMemoryGetMappedMipmappedArray,
+    &cudart_reference_cuFlushGPUDirectRDMAWrites,
+    &cudart_reference_cuFuncGetAttribute,
+    &cudart_reference_cuFuncGetModule,
+    &cudart_reference_cuFuncSetAttribute,
+    &cudart_reference_cuFuncSetCacheConfig,
+    &cudart_reference_cuFuncSetSharedMemConfig,
+    &cudart_reference_cuGetExportTable,
+    &cudart_reference_cuGraphAddBatchMemOpNode,
+    &cudart_reference_cuGraphAddChildGraphNode,
+    &cudart_reference_cuGraphAddDependencies,
+    &cudart_reference_cuGraphAddEmptyNode,
+    &cudart_reference_cuGraphAddEventRecordNode,
+    &cudart_reference_cuGraphAddEventWaitNode,
+    &cudart_reference_cuGraphAddExternalSemaphoresSignalNode,
+    &cudart_reference_cuGraphAddExternalSemaphoresWaitNode,
+    &cudart_reference_cuGraphAddKernelNode,
+    &cudart_reference_cuGraphAddKernelNode_v2,
+    &cudart_reference_cuGraphAddMemAllocNode,
+    &cudart_reference_cuGraphAddMemFreeNode,
+    &cudart_reference_cuGraphAddMemcpyNode,
+    &cudart_reference_cuGraphAddMemsetNode,
+    &cudart_reference_cuGraphBatchMemOpNodeSetParams,
+    &cudart_reference_cuGraphChildGraphNodeGetGraph,
+    &cudart_reference_cuGraphCreate,
+    &cudart_reference_cuGraphDestroy,
+    &cudart_reference_cuGraphDestroyNode,
+    &cudart_reference_cuGraphEventRecordNodeGetEvent,
+    &cudart_reference_cuGraphEventRecordNodeSetEvent,
+    &cudart_reference_cuGraphEventWaitNodeGetEvent,
+    &cudart_reference_cuGraphEventWaitNodeSetEvent,
+    &cudart_reference_cuGraphExecBatchMemOpNodeSetParams,
+    &cudart_reference_cuGraphExecChildGraphNodeSetParams,
+    &cudart_reference_cuGraphExecDestroy,
+    &cudart_reference_cuGraphExecEventRecordNodeSetEvent,
+    &cudart_reference_cuGraphExecEventWaitNodeSetEvent,
+    &cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+    &cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cuGraphExecGetFlags,
+    &cudart_reference_cuGraphExecKernelNodeSetParams,
+    &cudart_reference_cuGraphExecKernelNodeSetParams_v2,
+    &cudart_reference_cuGraphExecMemcpyNodeSetParams,
+    &cudart_reference_cuGraphExecMemsetNodeSetParams,
+    &cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams,
+    &cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cuGraphKernelNodeCopyAttributes,
+    &cudart_reference_cuGraphKernelNodeSetParams,
+    &cudart_reference_cuGraphKernelNodeSetParams_v2,
+    &cudart_reference_cuGraphLaunch,
+    &cudart_reference_cuGraphMemFreeNodeGetParams,
+    &cudart_reference_cuGraphMemcpyNodeSetParams,
+    &cudart_reference_cuGraphMemsetNodeSetParams,
+    &cudart_reference_cuGraphNodeFindInClone,
+    &cudart_reference_cuGraphNodeGetEnabled,
+    &cudart_reference_cuGraphNodeGetType,
+    &cudart_reference_cuGraphNodeSetEnabled,
+    &cudart_reference_cuGraphReleaseUserObject,
+    &cudart_reference_cuGraphRemoveDependencies,
+    &cudart_reference_cuGraphRetainUserObject,
+    &cudart_reference_cuGraphUpload,
+    &cudart_reference_cuGraphicsMapResources,
+    &cudart_reference_cuGraphicsResourceGetMappedMipmappedArray,
+    &cudart_reference_cuGraphicsResourceGetMappedPointer,
+    &cudart_reference_cuGraphicsResourceGetMappedPointer_v2,
+    &cudart_reference_cuGraphicsResourceSetMapFlags,
+    &cudart_reference_cuGraphicsResourceSetMapFlags_v2,
+    &cudart_reference_cuGraphicsSubResourceGetMappedArray,
+    &cudart_reference_cuGraphicsUnmapResources,
+    &cudart_reference_cuGraphicsUnregisterResource,
+    &cudart_reference_cuImportExternalMemory,
+    &cudart_reference_cuImportExternalSemaphore,
+    &cudart_reference_cuInit,
+    &cudart_reference_cuIpcCloseMemHandle,
+    &cudart_reference_cuKernelGetAttribute,
+    &cudart_reference_cuKernelGetFunction,
+    &cudart_reference_cuKernelSetAttribute,
+    &cudart_reference_cuKernelSetCacheConfig,
+    &cudart_reference_cuLibraryGetModule,
+    &cudart_reference_cuLibraryUnload,
+    &cudart_reference_cuLinkComplete,
+    &cudart_reference_cuLinkCreate,
+    &cudart_reference_cuLinkCreate_v2,
+    &cudart_reference_cuLinkDestroy,
+    &cudart_reference_cuMemAddressFree,
+    &cudart_reference_cuMemAddressReserve,
+    &cudart_reference_cuMemAdvise,
+    &cudart_reference_cuMemAlloc,
+    &cudart_reference_cuMemAllocAsync,
+    &cudart_reference_cuMemAllocFromPoolAsync,
+    &cudart_reference_cuMemAllocManaged,
+    &cudart_reference_cuMemAllocPitch,
+    &cudart_reference_cuMemAllocPitch_v2,
+    &cudart_reference_cuMemAlloc_v2,
+    &cudart_reference_cuMemFree,
+    &cudart_reference_cuMemFreeAsync,
+    &cudart_reference_cuMemFreeHost,
+    &cudart_reference_cuMemFree_v2,
+    &cudart_reference_cuMemGetAccess,
+    &cudart_reference_cuMemGetAddressRange,
+    &cudart_reference_cuMemGetAddressRange_v2,
+    &cudart_reference_cuMemGetAllocationGranularity,
+    &cudart_reference_cuMemGetInfo,
+    &cudart_reference_cuMemGetInfo_v2,
+    &cudart_reference_cuMemHostGetDevicePointer,
+    &cudart_reference_cuMemHostGetDevicePointer_v2,
+    &cudart_reference_cuMemHostGetFlags,
+    &cudart_reference_cuMemHostRegister,
+    &cudart_reference_cuMemHostRegister_v2,
+    &cudart_reference_cuMemHostUnregister,
+    &cudart_reference_cuMemMap,
+    &cudart_reference_cuMemMapArrayAsync,
+    &cudart_reference_cuMemPoolCreate,
+    &cudart_reference_cuMemPoolDestroy,
+    &cudart_reference_cuMemPoolGetAccess,
+    &cudart_reference_cuMemPoolImportFromShareableHandle,
+    &cudart_reference_cuMemPoolImportPointer,
+    &cudart_reference_cuMemPoolSetAccess,
+    &cudart_reference_cuMemPoolTrimTo,
+    &cudart_reference_cuMemPrefetchAsync,
+    &cudart_reference_cuMemRelease,
+    &cudart_reference_cuMemSetAccess,
+    &cudart_reference_cuMemUnmap,
+    &cudart_reference_cuMemcpy,
+    &cudart_reference_cuMemcpy2D,
+    &cudart_reference_cuMemcpy2DAsync,
+    &cudart_reference_cuMemcpy2DAsync_v2,
+    &cudart_reference_cuMemcpy2DUnaligned,
+    &cudart_reference_cuMemcpy2DUnaligned_v2,
+    &cudart_reference_cuMemcpy2D_v2,
+    &cudart_reference_cuMemcpy3D,
+    &cudart_reference_cuMemcpy3DAsync,
+    &cudart_reference_cuMemcpy3DAsync_v2,
+    &cudart_reference_cuMemcpy3DPeer,
+    &cudart_reference_cuMemcpy3DPeerAsync,
+    &cudart_reference_cuMemcpy3D_v2,
+    &cudart_reference_cuMemcpyAsync,
+    &cudart_reference_cuMemcpyAtoA,
+    &cudart_reference_cuMemcpyAtoA_v2,
+    &cudart_reference_cuMemcpyAtoD,
+    &cudart_reference_cuMemcpyAtoD_v2,
+    &cudart_reference_cuMemcpyAtoH,
+    &cudart_reference_cuMemcpyAtoHAsync,
+    &cudart_reference_cuMemcpyAtoHAsync_v2,
+    &cudart_reference_cuMemcpyAtoH_v2,
+    &cudart_reference_cuMemcpyDtoA,
+    &cudart_reference_cuMemcpyDtoA_v2,
+    &cudart_reference_cuMemcpyDtoD,
+    &cudart_reference_cuMemcpyDtoDAsync,
+    &cudart_reference_cuMemcpyDtoDAsync_v2,
+    &cudart_reference_cuMemcpyDtoD_v2,
+    &cudart_reference_cuMemcpyDtoH,
+    &cudart_reference_cuMemcpyDtoHAsync,
+    &cudart_reference_cuMemcpyDtoHAsync_v2,
+    &cudart_reference_cuMemcpyDtoH_v2,
+    &cudart_reference_cuMemcpyHtoA,
+    &cudart_reference_cuMemcpyHtoAAsync,
+    &cudart_reference_cuMemcpyHtoAAsync_v2,
+    &cudart_reference_cuMemcpyHtoA_v2,
+    &cudart_reference_cuMemcpyHtoD,
+    &cudart_reference_cuMemcpyHtoDAsync,
+    &cudart_reference_cuMemcpyHtoDAsync_v2,
+    &cudart_reference_cuMemcpyHtoD_v2,
+    &cudart_reference_cuMemcpyPeer,
+    &cudart_reference_cuMemcpyPeerAsync,
+    &cudart_reference_cuMemsetD16,
+    &cudart_reference_cuMemsetD16Async,
+    &cudart_reference_cuMemsetD16_v2,
+    &cudart_reference_cuMemsetD2D16,
+    &cudart_reference_cuMemsetD2D16Async,
+    &cudart_reference_cuMemsetD2D16_v2,
+    &cudart_reference_cuMemsetD2D32,
+    &cudart_reference_cuMemsetD2D32Async,
+    &cudart_reference_cuMemsetD2D32_v2,
+    &cudart_reference_cuMemsetD2D8,
+    &cudart_reference_cuMemsetD2D8Async,
+    &cudart_reference_cuMemsetD2D8_v2,
+    &cudart_reference_cuMemsetD32,
+    &cudart_reference_cuMemsetD32Async,
+    &cudart_reference_cuMemsetD32_v2,
+    &cudart_reference_cuMemsetD8,
+    &cudart_reference_cuMemsetD8Async,
+    &cudart_reference_cuMemsetD8_v2,
+    &cudart_reference_cuMipmappedArrayCreate,
+    &cudart_reference_cuMipmappedArrayDestroy,
+    &cudart_reference_cuMipmappedArrayGetLevel,
+    &cudart_reference_cuModuleGetLoadingMode,
+    &cudart_reference_cuModuleUnload,
+    &cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock,
+    &cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    &cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    &cudart_reference_cuOccupancyMaxActiveClusters,
+    &cudart_reference_cuOccupancyMaxPotentialClusterSize,
+    &cudart_reference_cuSignalExternalSemaphoresAsync,
+    &cudart_reference_cuStreamAttachMemAsync,
+    &cudart_reference_cuStreamBatchMemOp,
+    &cudart_reference_cuStreamBatchMemOp_v2,
+    &cudart_reference_cuStreamBeginCapture,
+    &cudart_reference_cuStreamBeginCapture_v2,
+    &cudart_reference_cuStreamCopyAttributes,
+    &cudart_reference_cuStreamCreate,
+    &cudart_reference_cuStreamCreateWithPriority,
+    &cudart_reference_cuStreamDestroy,
+    &cudart_reference_cuStreamDestroy_v2,
+    &cudart_reference_cuStreamEndCapture,
+    &cudart_reference_cuStreamGetCtx,
+    &cudart_reference_cuStreamGetFlags,
+    &cudart_reference_cuStreamGetId,
+    &cudart_reference_cuStreamGetPriority,
+    &cudart_reference_cuStreamIsCapturing,
+    &cudart_reference_cuStreamQuery,
+    &cudart_reference_cuStreamSynchronize,
+    &cudart_reference_cuStreamUpdateCaptureDependencies,
+    &cudart_reference_cuStreamWaitEvent,
+    &cudart_reference_cuStreamWaitValue32,
+    &cudart_reference_cuStreamWaitValue32_v2,
+    &cudart_reference_cuStreamWaitValue64,
+    &cudart_reference_cuStreamWaitValue64_v2,
+    &cudart_reference_cuStreamWriteValue32,
+    &cudart_reference_cuStreamWriteValue32_v2,
+    &cudart_reference_cuStreamWriteValue64,
+    &cudart_reference_cuStreamWriteValue64_v2,
+    &cudart_reference_cuSurfObjectDestroy,
+    &cudart_reference_cuTensorMapReplaceAddress,
+    &cudart_reference_cuTexObjectDestroy,
+    &cudart_reference_cuUserObjectRelease,
+    &cudart_reference_cuUserObjectRetain,
+    &cudart_reference_cuWaitExternalSemaphoresAsync,
+    NULL,
+};
+
+/* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
+ * functions standing for those of `reference` (name -> the Python checked function),
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error and
+ * _lib). cudart._checked.compile_checked gives each its reference's name, docs and
+ * signature (functools.update_wrapper). */
+static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (cudart_arity("checked", nargs, 3) < 0)
+        return NULL;
+    PyObject *reference = args[0], *namespace = args[2];
+    if (!PyDict_Check(reference) || !PyDict_Check(namespace)) {
+        PyErr_SetString(PyExc_TypeError, "checked(reference, helpers, namespace): two dicts");
+        return NULL;
+    }
+    if (cudart_checked_helpers(args[1], namespace) < 0)
+        return NULL;
+    PyObject *raw = PyDict_GetItemString(namespace, "_lib");
+    if (0
+        || cudart_checked_class(raw, "CUarray", &cudart_handle_CUarray) < 0
+        || cudart_checked_class(raw, "CUcontext", &cudart_handle_CUcontext) < 0
+        || cudart_checked_class(raw, "CUevent", &cudart_handle_CUevent) < 0
+        || cudart_checked_class(raw, "CUexternalMemory", &cudart_handle_CUexternalMemory) < 0
+        || cudart_checked_class(raw, "CUexternalSemaphore", &cudart_handle_CUexternalSemaphore) < 0
+        || cudart_checked_class(raw, "CUfunction", &cudart_handle_CUfunction) < 0
+        || cudart_checked_class(raw, "CUgraph", &cudart_handle_CUgraph) < 0
+        || cudart_checked_class(raw, "CUgraphExec", &cudart_handle_CUgraphExec) < 0
+        || cudart_checked_class(raw, "CUgraphicsResource", &cudart_handle_CUgraphicsResource) < 0
+        || cudart_checked_class(raw, "CUgraphNode", &cudart_handle_CUgraphNode) < 0
+        || cudart_checked_class(raw, "CUkernel", &cudart_handle_CUkernel) < 0
+        || cudart_checked_class(raw, "CUlibrary", &cudart_handle_CUlibrary) < 0
+        || cudart_checked_class(raw, "CUlinkState", &cudart_handle_CUlinkState) < 0
+        || cudart_checked_class(raw, "CUmemoryPool", &cudart_handle_CUmemoryPool) < 0
+        || cudart_checked_class(raw, "CUmipmappedArray", &cudart_handle_CUmipmappedArray) < 0
+        || cudart_checked_class(raw, "CUmodule", &cudart_handle_CUmodule) < 0
+        || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
+        || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
+        || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
+        || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
+        || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
+        || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0
+        || cudart_checked_class(raw, "CUflushGPUDirectRDMAWritesScope_enum", &cudart_enum_CUflushGPUDirectRDMAWritesScope_enum) < 0
+        || cudart_checked_class(raw, "CUflushGPUDirectRDMAWritesTarget_enum", &cudart_enum_CUflushGPUDirectRDMAWritesTarget_enum) < 0
+        || cudart_checked_class(raw, "CUfunc_cache_enum", &cudart_enum_CUfunc_cache_enum) < 0
+        || cudart_checked_class(raw, "CUfunction_attribute_enum", &cudart_enum_CUfunction_attribute_enum) < 0
+        || cudart_checked_class(raw, "CUgraphNodeType_enum", &cudart_enum_CUgraphNodeType_enum) < 0
+        || cudart_checked_class(raw, "CUlimit_enum", &cudart_enum_CUlimit_enum) < 0
+        || cudart_checked_class(raw, "CUmem_advise_enum", &cudart_enum_CUmem_advise_enum) < 0
+        || cudart_checked_class(raw, "CUmemAccess_flags_enum", &cudart_enum_CUmemAccess_flags_enum) < 0
+        || cudart_checked_class(raw, "CUmemAllocationGranularity_flags_enum", &cudart_enum_CUmemAllocationGranularity_flags_enum) < 0
+        || cudart_checked_class(raw, "CUmemAllocationHandleType_enum", &cudart_enum_CUmemAllocationHandleType_enum) < 0
+        || cudart_checked_class(raw, "CUmoduleLoadingMode_enum", &cudart_enum_CUmoduleLoadingMode_enum) < 0
+        || cudart_checked_class(raw, "CUsharedconfig_enum", &cudart_enum_CUsharedconfig_enum) < 0
+        || cudart_checked_class(raw, "CUstreamCaptureMode_enum", &cudart_enum_CUstreamCaptureMode_enum) < 0
+        || cudart_checked_class(raw, "CUstreamCaptureStatus_enum", &cudart_enum_CUstreamCaptureStatus_enum) < 0
+    )
+        return NULL;
+    cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
+    for (Py_ssize_t i = 0; out && cudart_checked_names[i]; i++) {
+        PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
+        if (!ref)
+            continue;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        Py_INCREF(ref);
+        CUDART_SETREF(*cudart_checked_references[i], ref);
+        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(fn);
+    }
+    Py_XDECREF(reporting);
+    return out;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef cudart_methods[] = {
@@ -25696,6 +44976,8 @@ static PyMethodDef cudart_methods[] = {
 
 static PyMethodDef cudart_support_methods[] = {
     CUDART_SUPPORT_METHODS
+    {"checked", (PyCFunction)(void (*)(void))cudart_checked_install, METH_FASTCALL,
+     "checked(reference, helpers, namespace) -> the compiled checked functions"},
     {NULL, NULL, 0, NULL},
 };
 

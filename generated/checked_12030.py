@@ -15554,3 +15554,9 @@ def cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(
     return occupancy.max_potential_block_size_variable_smem(
         func, blockSizeToDynamicSMemSize, blockSizeLimit, flags, rt=_lib
     )
+
+
+# The compiled backend's C functions stand for the functions above where it has them
+# (cudart._checked.compile_checked); these stay, as `_reference`, for the rest.
+if _compiled:
+    _c.compile_checked(globals(), _lib)

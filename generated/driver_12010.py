@@ -4,10 +4,10 @@
 # source: nvidia-cuda-runtime-cu12==12.1.105 (driver wheel)
 """Raw ctypes bindings to the CUDA 12.1 driver API (libcuda).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the driver headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `CUresult` from every
+function); pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `cuda.h`.
@@ -60,6 +60,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import handle_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -6908,7 +6909,9 @@ CUcoredumpSettings = CUcoredumpSettings_enum
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
@@ -6968,6 +6971,7 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS_st._fields_ = [
     ("paramArray", POINTER(CUstreamBatchMemOpParams)),
     ("flags", c_uint),
 ]
+handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_st, "ctx")
 CUdevprop_st._fields_ = [
     ("maxThreadsPerBlock", c_int),
     ("maxThreadsDim", c_int * 3),
@@ -7016,6 +7020,7 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
+handle_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, "ctx")
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),
@@ -7035,6 +7040,7 @@ CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("hErrNode_out", CUgraphNode),
     ("result_out", c_uint),
 ]
+handle_fields(CUDA_GRAPH_INSTANTIATE_PARAMS_st, "hUploadStream", "hErrNode_out")
 CUlaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
@@ -7049,6 +7055,7 @@ CUlaunchAttributeValue_union_programmaticEvent._fields_ = [
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
+handle_fields(CUlaunchAttributeValue_union_programmaticEvent, "event")
 CUlaunchAttributeValue_union._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", CUaccessPolicyWindow),
@@ -7081,6 +7088,7 @@ CUlaunchConfig_st._fields_ = [
     ("attrs", POINTER(CUlaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+handle_fields(CUlaunchConfig_st, "hStream")
 CUexecAffinitySmCount_st._fields_ = [
     ("val", c_uint),
 ]
@@ -7117,6 +7125,7 @@ CUDA_MEMCPY2D_st._fields_ = [
     ("Height", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY2D_st, "srcHost", "dstHost")
+handle_fields(CUDA_MEMCPY2D_st, "srcArray", "dstArray")
 CUDA_MEMCPY3D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -7145,6 +7154,7 @@ CUDA_MEMCPY3D_st._fields_ = [
     ("Depth", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY3D_st, "srcHost", "reserved0", "dstHost", "reserved1")
+handle_fields(CUDA_MEMCPY3D_st, "srcArray", "dstArray")
 CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -7173,6 +7183,7 @@ CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("Depth", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY3D_PEER_st, "srcHost", "dstHost")
+handle_fields(CUDA_MEMCPY3D_PEER_st, "srcArray", "srcContext", "dstArray", "dstContext")
 CUDA_ARRAY_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
@@ -7207,9 +7218,11 @@ CUDA_ARRAY_MEMORY_REQUIREMENTS_st._fields_ = [
 CUDA_RESOURCE_DESC_st_res_array._fields_ = [
     ("hArray", CUarray),
 ]
+handle_fields(CUDA_RESOURCE_DESC_st_res_array, "hArray")
 CUDA_RESOURCE_DESC_st_res_mipmap._fields_ = [
     ("hMipmappedArray", CUmipmappedArray),
 ]
+handle_fields(CUDA_RESOURCE_DESC_st_res_mipmap, "hMipmappedArray")
 CUDA_RESOURCE_DESC_st_res_linear._fields_ = [
     ("devPtr", CUdeviceptr),
     ("format", c_uint),
@@ -7282,6 +7295,7 @@ CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("hStream", CUstream),
     ("kernelParams", POINTER(c_void_p)),
 ]
+handle_fields(CUDA_LAUNCH_PARAMS_st, "function", "hStream")
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -7388,6 +7402,7 @@ CUarrayMapInfo_st_resource._fields_ = [
     ("mipmap", CUmipmappedArray),
     ("array", CUarray),
 ]
+handle_fields(CUarrayMapInfo_st_resource, "mipmap", "array")
 CUarrayMapInfo_st_subresource_sparseLevel._fields_ = [
     ("level", c_uint),
     ("layer", c_uint),
@@ -7456,6 +7471,7 @@ CUgraphExecUpdateResultInfo_st._fields_ = [
     ("errorNode", CUgraphNode),
     ("errorFromNode", CUgraphNode),
 ]
+handle_fields(CUgraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
 CUmemPoolProps_st._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),

@@ -4,10 +4,10 @@
 # source: nvidia-cuda-runtime-cu12==12.8.90 (driver wheel)
 """Raw ctypes bindings to the CUDA 12.8 driver API (libcuda).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the driver headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `CUresult` from every
+function); pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `cuda.h`.
@@ -60,6 +60,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import handle_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -8545,7 +8546,9 @@ CUdevResource = CUdevResource_v1
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
@@ -8608,12 +8611,14 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st._fields_ = [
     ("paramArray", POINTER(CUstreamBatchMemOpParams)),
     ("flags", c_uint),
 ]
+handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, "ctx")
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
     ("count", c_uint),
     ("paramArray", POINTER(CUstreamBatchMemOpParams)),
     ("flags", c_uint),
 ]
+handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, "ctx")
 CUasyncNotificationInfo_st_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]
@@ -8672,6 +8677,7 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
+handle_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, "ctx")
 CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -8687,6 +8693,7 @@ CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("ctx", CUcontext),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, ("func", "kern"), ("kernelParams",))
+handle_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, "ctx")
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),
@@ -8704,6 +8711,7 @@ CUDA_MEMSET_NODE_PARAMS_v2_st._fields_ = [
     ("height", c_size_t),
     ("ctx", CUcontext),
 ]
+handle_fields(CUDA_MEMSET_NODE_PARAMS_v2_st, "ctx")
 CUDA_HOST_NODE_PARAMS_st._fields_ = [
     ("fn", CUhostFn),
     ("userData", c_void_p),
@@ -8721,6 +8729,7 @@ CUDA_CONDITIONAL_NODE_PARAMS._fields_ = [
     ("phGraph_out", POINTER(CUgraph)),
     ("ctx", CUcontext),
 ]
+handle_fields(CUDA_CONDITIONAL_NODE_PARAMS, "ctx")
 CUgraphEdgeData_st._fields_ = [
     ("from_port", c_ubyte),
     ("to_port", c_ubyte),
@@ -8733,6 +8742,7 @@ CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("hErrNode_out", CUgraphNode),
     ("result_out", c_uint),
 ]
+handle_fields(CUDA_GRAPH_INSTANTIATE_PARAMS_st, "hUploadStream", "hErrNode_out")
 CUlaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
@@ -8747,10 +8757,12 @@ CUlaunchAttributeValue_union_programmaticEvent._fields_ = [
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
+handle_fields(CUlaunchAttributeValue_union_programmaticEvent, "event")
 CUlaunchAttributeValue_union_launchCompletionEvent._fields_ = [
     ("event", CUevent),
     ("flags", c_int),
 ]
+handle_fields(CUlaunchAttributeValue_union_launchCompletionEvent, "event")
 CUlaunchAttributeValue_union_preferredClusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
@@ -8760,6 +8772,7 @@ CUlaunchAttributeValue_union_deviceUpdatableKernelNode._fields_ = [
     ("deviceUpdatable", c_int),
     ("devNode", CUgraphDeviceNode),
 ]
+handle_fields(CUlaunchAttributeValue_union_deviceUpdatableKernelNode, "devNode")
 CUlaunchAttributeValue_union._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", CUaccessPolicyWindow),
@@ -8796,6 +8809,7 @@ CUlaunchConfig_st._fields_ = [
     ("attrs", POINTER(CUlaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+handle_fields(CUlaunchConfig_st, "hStream")
 CUexecAffinitySmCount_st._fields_ = [
     ("val", c_uint),
 ]
@@ -8842,6 +8856,7 @@ CUDA_MEMCPY2D_st._fields_ = [
     ("Height", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY2D_st, "srcHost", "dstHost")
+handle_fields(CUDA_MEMCPY2D_st, "srcArray", "dstArray")
 CUDA_MEMCPY3D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -8870,6 +8885,7 @@ CUDA_MEMCPY3D_st._fields_ = [
     ("Depth", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY3D_st, "srcHost", "reserved0", "dstHost", "reserved1")
+handle_fields(CUDA_MEMCPY3D_st, "srcArray", "dstArray")
 CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -8898,12 +8914,14 @@ CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("Depth", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY3D_PEER_st, "srcHost", "dstHost")
+handle_fields(CUDA_MEMCPY3D_PEER_st, "srcArray", "srcContext", "dstArray", "dstContext")
 CUDA_MEMCPY_NODE_PARAMS_st._fields_ = [
     ("flags", c_int),
     ("reserved", c_int),
     ("copyCtx", CUcontext),
     ("copyParams", CUDA_MEMCPY3D),
 ]
+handle_fields(CUDA_MEMCPY_NODE_PARAMS_st, "copyCtx")
 CUDA_ARRAY_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
@@ -8938,9 +8956,11 @@ CUDA_ARRAY_MEMORY_REQUIREMENTS_st._fields_ = [
 CUDA_RESOURCE_DESC_st_res_array._fields_ = [
     ("hArray", CUarray),
 ]
+handle_fields(CUDA_RESOURCE_DESC_st_res_array, "hArray")
 CUDA_RESOURCE_DESC_st_res_mipmap._fields_ = [
     ("hMipmappedArray", CUmipmappedArray),
 ]
+handle_fields(CUDA_RESOURCE_DESC_st_res_mipmap, "hMipmappedArray")
 CUDA_RESOURCE_DESC_st_res_linear._fields_ = [
     ("devPtr", CUdeviceptr),
     ("format", c_uint),
@@ -9013,6 +9033,7 @@ CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("hStream", CUstream),
     ("kernelParams", POINTER(c_void_p)),
 ]
+handle_fields(CUDA_LAUNCH_PARAMS_st, "function", "hStream")
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -9129,6 +9150,7 @@ CUarrayMapInfo_st_resource._fields_ = [
     ("mipmap", CUmipmappedArray),
     ("array", CUarray),
 ]
+handle_fields(CUarrayMapInfo_st_resource, "mipmap", "array")
 CUarrayMapInfo_st_subresource_sparseLevel._fields_ = [
     ("level", c_uint),
     ("layer", c_uint),
@@ -9197,6 +9219,7 @@ CUgraphExecUpdateResultInfo_st._fields_ = [
     ("errorNode", CUgraphNode),
     ("errorFromNode", CUgraphNode),
 ]
+handle_fields(CUgraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
 CUmemPoolProps_st._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),
@@ -9230,12 +9253,15 @@ CUDA_MEM_FREE_NODE_PARAMS_st._fields_ = [
 CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
     ("graph", CUgraph),
 ]
+handle_fields(CUDA_CHILD_GRAPH_NODE_PARAMS_st, "graph")
 CUDA_EVENT_RECORD_NODE_PARAMS_st._fields_ = [
     ("event", CUevent),
 ]
+handle_fields(CUDA_EVENT_RECORD_NODE_PARAMS_st, "event")
 CUDA_EVENT_WAIT_NODE_PARAMS_st._fields_ = [
     ("event", CUevent),
 ]
+handle_fields(CUDA_EVENT_WAIT_NODE_PARAMS_st, "event")
 CUgraphNodeParams_st__anon0._fields_ = [
     ("reserved1", c_longlong * 29),
     ("kernel", CUDA_KERNEL_NODE_PARAMS_v3),
@@ -9299,6 +9325,7 @@ CUmemcpy3DOperand_st_op_array._fields_ = [
     ("array", CUarray),
     ("offset", CUoffset3D),
 ]
+handle_fields(CUmemcpy3DOperand_st_op_array, "array")
 CUmemcpy3DOperand_st_op._fields_ = [
     ("ptr", CUmemcpy3DOperand_st_op_ptr),
     ("array", CUmemcpy3DOperand_st_op_array),

@@ -4,10 +4,10 @@
 # source: nvidia-cuda-runtime==13.4.92 (driver wheel)
 """Raw ctypes bindings to the CUDA 13.4 driver API (libcuda).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the driver headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `CUresult` from every
+function); pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `cuda.h`.
@@ -60,6 +60,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import handle_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -9955,7 +9956,9 @@ CUlogIterator = c_uint
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
@@ -10028,12 +10031,14 @@ CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st._fields_ = [
     ("paramArray", POINTER(CUstreamBatchMemOpParams)),
     ("flags", c_uint),
 ]
+handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, "ctx")
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
     ("count", c_uint),
     ("paramArray", POINTER(CUstreamBatchMemOpParams)),
     ("flags", c_uint),
 ]
+handle_fields(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, "ctx")
 CUasyncNotificationInfo_st_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]
@@ -10092,6 +10097,7 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("ctx", CUcontext),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
+handle_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, "ctx")
 CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -10107,6 +10113,7 @@ CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("ctx", CUcontext),
 ]
 kernel_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, ("func", "kern"), ("kernelParams",))
+handle_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, "ctx")
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),
@@ -10124,6 +10131,7 @@ CUDA_MEMSET_NODE_PARAMS_v2_st._fields_ = [
     ("height", c_size_t),
     ("ctx", CUcontext),
 ]
+handle_fields(CUDA_MEMSET_NODE_PARAMS_v2_st, "ctx")
 CUDA_HOST_NODE_PARAMS_st._fields_ = [
     ("fn", CUhostFn),
     ("userData", c_void_p),
@@ -10141,6 +10149,7 @@ CUDA_HOST_NODE_PARAMS_v2_st._fields_ = [
     ("_anon0", CUDA_HOST_NODE_PARAMS_v2_st__anon0),
 ]
 memory_fields(CUDA_HOST_NODE_PARAMS_v2_st, "userData")
+handle_fields(CUDA_HOST_NODE_PARAMS_v2_st, "ctx", "gCtx")
 CUDA_CONDITIONAL_NODE_PARAMS._fields_ = [
     ("handle", CUgraphConditionalHandle),
     ("type", c_uint),
@@ -10148,6 +10157,7 @@ CUDA_CONDITIONAL_NODE_PARAMS._fields_ = [
     ("phGraph_out", POINTER(CUgraph)),
     ("ctx", CUcontext),
 ]
+handle_fields(CUDA_CONDITIONAL_NODE_PARAMS, "ctx")
 CUgraphEdgeData_st._fields_ = [
     ("from_port", c_ubyte),
     ("to_port", c_ubyte),
@@ -10160,6 +10170,7 @@ CUDA_GRAPH_INSTANTIATE_PARAMS_st._fields_ = [
     ("hErrNode_out", CUgraphNode),
     ("result_out", c_uint),
 ]
+handle_fields(CUDA_GRAPH_INSTANTIATE_PARAMS_st, "hUploadStream", "hErrNode_out")
 CUlaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
@@ -10174,10 +10185,12 @@ CUlaunchAttributeValue_union_programmaticEvent._fields_ = [
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
+handle_fields(CUlaunchAttributeValue_union_programmaticEvent, "event")
 CUlaunchAttributeValue_union_launchCompletionEvent._fields_ = [
     ("event", CUevent),
     ("flags", c_int),
 ]
+handle_fields(CUlaunchAttributeValue_union_launchCompletionEvent, "event")
 CUlaunchAttributeValue_union_preferredClusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
@@ -10187,6 +10200,7 @@ CUlaunchAttributeValue_union_deviceUpdatableKernelNode._fields_ = [
     ("deviceUpdatable", c_int),
     ("devNode", CUgraphDeviceNode),
 ]
+handle_fields(CUlaunchAttributeValue_union_deviceUpdatableKernelNode, "devNode")
 CUlaunchAttributeValue_union._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", CUaccessPolicyWindow),
@@ -10226,6 +10240,7 @@ CUlaunchConfig_st._fields_ = [
     ("attrs", POINTER(CUlaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+handle_fields(CUlaunchConfig_st, "hStream")
 CUexecAffinitySmCount_st._fields_ = [
     ("val", c_uint),
 ]
@@ -10280,6 +10295,7 @@ CUDA_MEMCPY2D_st._fields_ = [
     ("Height", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY2D_st, "srcHost", "dstHost")
+handle_fields(CUDA_MEMCPY2D_st, "srcArray", "dstArray")
 CUDA_MEMCPY3D_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -10308,6 +10324,7 @@ CUDA_MEMCPY3D_st._fields_ = [
     ("Depth", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY3D_st, "srcHost", "reserved0", "dstHost", "reserved1")
+handle_fields(CUDA_MEMCPY3D_st, "srcArray", "dstArray")
 CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("srcXInBytes", c_size_t),
     ("srcY", c_size_t),
@@ -10336,12 +10353,14 @@ CUDA_MEMCPY3D_PEER_st._fields_ = [
     ("Depth", c_size_t),
 ]
 memory_fields(CUDA_MEMCPY3D_PEER_st, "srcHost", "dstHost")
+handle_fields(CUDA_MEMCPY3D_PEER_st, "srcArray", "srcContext", "dstArray", "dstContext")
 CUDA_MEMCPY_NODE_PARAMS_st._fields_ = [
     ("flags", c_int),
     ("reserved", c_int),
     ("copyCtx", CUcontext),
     ("copyParams", CUDA_MEMCPY3D),
 ]
+handle_fields(CUDA_MEMCPY_NODE_PARAMS_st, "copyCtx")
 CUDA_ARRAY_DESCRIPTOR_st._fields_ = [
     ("Width", c_size_t),
     ("Height", c_size_t),
@@ -10376,9 +10395,11 @@ CUDA_ARRAY_MEMORY_REQUIREMENTS_st._fields_ = [
 CUDA_RESOURCE_DESC_st_res_array._fields_ = [
     ("hArray", CUarray),
 ]
+handle_fields(CUDA_RESOURCE_DESC_st_res_array, "hArray")
 CUDA_RESOURCE_DESC_st_res_mipmap._fields_ = [
     ("hMipmappedArray", CUmipmappedArray),
 ]
+handle_fields(CUDA_RESOURCE_DESC_st_res_mipmap, "hMipmappedArray")
 CUDA_RESOURCE_DESC_st_res_linear._fields_ = [
     ("devPtr", CUdeviceptr),
     ("format", c_uint),
@@ -10451,6 +10472,7 @@ CUDA_LAUNCH_PARAMS_st._fields_ = [
     ("hStream", CUstream),
     ("kernelParams", POINTER(c_void_p)),
 ]
+handle_fields(CUDA_LAUNCH_PARAMS_st, "function", "hStream")
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
@@ -10559,6 +10581,7 @@ CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st._fields_ = [
     ("numExtSems", c_uint),
     ("_anon0", CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__anon0),
 ]
+handle_fields(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, "ctx", "gCtx")
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st._fields_ = [
     ("extSemArray", POINTER(CUexternalSemaphore)),
     ("paramsArray", POINTER(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)),
@@ -10575,10 +10598,12 @@ CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st._fields_ = [
     ("numExtSems", c_uint),
     ("_anon0", CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__anon0),
 ]
+handle_fields(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, "ctx", "gCtx")
 CUarrayMapInfo_st_resource._fields_ = [
     ("mipmap", CUmipmappedArray),
     ("array", CUarray),
 ]
+handle_fields(CUarrayMapInfo_st_resource, "mipmap", "array")
 CUarrayMapInfo_st_subresource_sparseLevel._fields_ = [
     ("level", c_uint),
     ("layer", c_uint),
@@ -10656,6 +10681,7 @@ CUgraphExecUpdateResultInfo_st._fields_ = [
     ("errorNode", CUgraphNode),
     ("errorFromNode", CUgraphNode),
 ]
+handle_fields(CUgraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
 CUmemPoolProps_st._fields_ = [
     ("allocType", c_uint),
     ("handleTypes", c_uint),
@@ -10696,6 +10722,7 @@ CUmemcpy3DOperand_st_op_array._fields_ = [
     ("array", CUarray),
     ("offset", CUoffset3D),
 ]
+handle_fields(CUmemcpy3DOperand_st_op_array, "array")
 CUmemcpy3DOperand_st_op._fields_ = [
     ("ptr", CUmemcpy3DOperand_st_op_ptr),
     ("array", CUmemcpy3DOperand_st_op_array),
@@ -10732,6 +10759,7 @@ CUDA_CHILD_GRAPH_NODE_PARAMS_st._fields_ = [
     ("graph", CUgraph),
     ("ownership", c_int),
 ]
+handle_fields(CUDA_CHILD_GRAPH_NODE_PARAMS_st, "graph")
 CUDA_EVENT_RECORD_NODE_PARAMS_st__anon0._fields_ = [
     ("ctx", CUcontext),
     ("gCtx", CUgreenCtx),
@@ -10741,9 +10769,11 @@ CUDA_EVENT_RECORD_NODE_PARAMS_st._fields_ = [
     ("event", CUevent),
     ("_anon0", CUDA_EVENT_RECORD_NODE_PARAMS_st__anon0),
 ]
+handle_fields(CUDA_EVENT_RECORD_NODE_PARAMS_st, "event", "ctx", "gCtx")
 CUDA_EVENT_WAIT_NODE_PARAMS_st._fields_ = [
     ("event", CUevent),
 ]
+handle_fields(CUDA_EVENT_WAIT_NODE_PARAMS_st, "event")
 CUgraphNodeParams_st__anon0._fields_ = [
     ("reserved1", c_longlong * 29),
     ("kernel", CUDA_KERNEL_NODE_PARAMS_v3),
@@ -10774,11 +10804,13 @@ CUcheckpointCustomStoragePerDeviceData_st._fields_ = [
     ("size", c_size_t),
     ("stream", CUstream),
 ]
+handle_fields(CUcheckpointCustomStoragePerDeviceData_st, "stream")
 CUcheckpointCustomStorageInfo_st._fields_ = [
     ("handle", CUcheckpointOperationHandle),
     ("perDeviceData", POINTER(CUcheckpointCustomStoragePerDeviceData)),
     ("deviceCount", c_uint),
 ]
+handle_fields(CUcheckpointCustomStorageInfo_st, "handle")
 CUcheckpointLockArgs_st._fields_ = [
     ("timeoutMs", c_uint),
     ("reserved0", c_uint),

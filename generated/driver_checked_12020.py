@@ -1064,29 +1064,31 @@ _CUmem_range_attribute_enum_values: _c.AttributeTable[int | list[int]] = _c.Attr
         8: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
     }
 )
-_CUpointer_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
-    {
-        1: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_CONTEXT
-        2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-        4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
-        5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
-        6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-        7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
-        8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
-        9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-        11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-        12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
-        13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
-        14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-        15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-        16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-        17: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-        18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-        19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-        20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-    }
+_CUpointer_attribute_enum_values: _c.AttributeTable[int | CUcontext | CUmemoryPool] = (
+    _c.AttributeTable(
+        {
+            1: _c.AttributeValue(CUcontext),  # CU_POINTER_ATTRIBUTE_CONTEXT
+            2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+            3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+            4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+            5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+            6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+            7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+            8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+            9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+            10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+            11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+            12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+            13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
+            14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+            15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+            16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+            17: _c.AttributeValue(CUmemoryPool),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+            18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+            19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+            20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+        }
+    )
 )
 
 
@@ -2142,8 +2144,10 @@ _CUlimit_enum_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7))
 _CUmem_advise_enum_members = frozenset((1, 2, 3, 4, 5, 6))
 _CUmem_range_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _CUmemAllocationGranularity_flags_enum_members = frozenset((0, 1))
+_CUmemAllocationHandleType_enum_handles = {1: c_int, 2: c_void_p, 4: c_uint}
 _CUmemAllocationHandleType_enum_members = frozenset((0, 1, 2, 4, 2147483647))
 _CUmemPool_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
+_CUmemRangeHandleType_enum_handles = {1: c_int}
 _CUmemRangeHandleType_enum_members = frozenset((1, 2147483647))
 _CUmulticastGranularity_flags_enum_members = frozenset((0, 1))
 _CUpointer_attribute_enum_members = frozenset(
@@ -6265,9 +6269,12 @@ def cuGraphAddMemAllocNode(
 
 
 def cuGraphAddMemFreeNode(
-    hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int
+    hGraph: CUgraph | _HandleLike,
+    dependencies: _PointerLike,
+    numDependencies: int,
+    dptr: int | _PointerLike,
 ) -> CUgraphNode:
-    """cuGraphAddMemFreeNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int) -> CUgraphNode
+    """cuGraphAddMemFreeNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int | _PointerLike) -> CUgraphNode
 
     Creates a memory free node and adds it to a graph.
 
@@ -6289,7 +6296,7 @@ def cuGraphAddMemFreeNode(
             numDependencies, _range_size_t, "cuGraphAddMemFreeNode", "numDependencies"
         )
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuGraphAddMemFreeNode", "dptr"
         )
     if hGraph.__class__ is not CUgraph:
@@ -9231,8 +9238,8 @@ def cuInit(Flags: int) -> None:
         raise _error(err, _lib)
 
 
-def cuIpcCloseMemHandle(dptr: int) -> None:
-    """cuIpcCloseMemHandle(dptr: int) -> None
+def cuIpcCloseMemHandle(dptr: int | _PointerLike) -> None:
+    """cuIpcCloseMemHandle(dptr: int | _PointerLike) -> None
 
     Attempts to close memory mapped with cuIpcOpenMemHandle.
 
@@ -9244,7 +9251,7 @@ def cuIpcCloseMemHandle(dptr: int) -> None:
     C: CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcCloseMemHandle", "dptr"
         )
     try:
@@ -9282,8 +9289,8 @@ def cuIpcGetEventHandle(event: CUevent | _HandleLike) -> CUipcEventHandle:
     return pHandle
 
 
-def cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle:
-    """cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle
+def cuIpcGetMemHandle(dptr: int | _PointerLike) -> CUipcMemHandle:
+    """cuIpcGetMemHandle(dptr: int | _PointerLike) -> CUipcMemHandle
 
     Gets an interprocess memory handle for an existing device memory allocation.
 
@@ -9298,7 +9305,9 @@ def cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle:
     C: CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcGetMemHandle", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcGetMemHandle", "dptr"
+        )
     pHandle = CUipcMemHandle()
     try:
         err = _cuIpcGetMemHandle(pHandle, dptr)
@@ -10807,8 +10816,8 @@ def cuLinkDestroy(state: CUlinkState | _HandleLike) -> None:
     _c.destroyed(state, "CUlinkState", "cuLinkDestroy")
 
 
-def cuMemAddressFree(ptr: int, size: int) -> None:
-    """cuMemAddressFree(ptr: int, size: int) -> None
+def cuMemAddressFree(ptr: int | _PointerLike, size: int) -> None:
+    """cuMemAddressFree(ptr: int | _PointerLike, size: int) -> None
 
     Free an address range reservation.
 
@@ -10821,7 +10830,9 @@ def cuMemAddressFree(ptr: int, size: int) -> None:
     C: CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressFree", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressFree", "ptr"
+        )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemAddressFree", "size")
     try:
@@ -10832,8 +10843,8 @@ def cuMemAddressFree(ptr: int, size: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int:
-    """cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
+def cuMemAddressReserve(size: int, alignment: int, addr: int | _PointerLike, flags: int) -> int:
+    """cuMemAddressReserve(size: int, alignment: int, addr: int | _PointerLike, flags: int) -> int
 
     Allocate an address range reservation.
 
@@ -10855,7 +10866,7 @@ def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
     if alignment.__class__ is not int or alignment >> 64:
         alignment = _c.integer(alignment, _range_size_t, "cuMemAddressReserve", "alignment")
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressReserve", "addr"
         )
     if flags.__class__ is not int or flags >> 64:
@@ -10872,8 +10883,10 @@ def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
     return ptr.value
 
 
-def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device: int) -> None:
-    """cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device: int) -> None
+def cuMemAdvise(
+    devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, device: int
+) -> None:
+    """cuMemAdvise(devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, device: int) -> None
 
     Advise about the usage of a given memory range.
 
@@ -10888,7 +10901,9 @@ def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device
     C: CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise", "devPtr")
+        devPtr = _c.device_pointer(
+            devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise", "devPtr"
+        )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
     if advice.__class__ is not CUmem_advise_enum and (
@@ -10908,9 +10923,9 @@ def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device
 
 
 def cuMemAdvise_v2(
-    devPtr: int, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation
+    devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation
 ) -> None:
-    """cuMemAdvise_v2(devPtr: int, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation) -> None
+    """cuMemAdvise_v2(devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation) -> None
 
     Advise about the usage of a given memory range.
 
@@ -10925,7 +10940,7 @@ def cuMemAdvise_v2(
     C: CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise_v2", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -11265,20 +11280,19 @@ def cuMemCreate(size: int, prop: _PointerLike, flags: int) -> int:
 
 
 def cuMemExportToShareableHandle(
-    shareableHandle: _PointerLike,
-    handle: int,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemExportToShareableHandle(shareableHandle: _PointerLike, handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int:
+    """cuMemExportToShareableHandle(handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int
 
     Exports an allocation to a requested shareable handle type.
 
     Parameters:
-        shareableHandle: Pointer to the location in which to store the requested handle type
         handle: CUDA handle for the memory allocation
         handleType: Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
         flags: Reserved, must be zero
+
+    Returns:
+        shareableHandle: Pointer to the location in which to store the requested handle type (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -11297,13 +11311,12 @@ def cuMemExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemExportToShareableHandle", "flags"
         )
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(shareableHandle, "cuMemExportToShareableHandle", "shareableHandle")
     handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
+    shareableHandle = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemExportToShareableHandle"
+    )
     try:
-        err = _cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
+        err = _cuMemExportToShareableHandle(_c.byref(shareableHandle), handle, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -11312,10 +11325,11 @@ def cuMemExportToShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(shareableHandle)
 
 
-def cuMemFree(dptr: int) -> None:
-    """cuMemFree(dptr: int) -> None
+def cuMemFree(dptr: int | _PointerLike) -> None:
+    """cuMemFree(dptr: int | _PointerLike) -> None
 
     Frees device memory.
 
@@ -11327,7 +11341,7 @@ def cuMemFree(dptr: int) -> None:
     C: CUresult cuMemFree_v2(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree", "dptr")
+        dptr = _c.device_pointer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree", "dptr")
     try:
         err = _cuMemFree(dptr)
     except _ArgumentError as exc:
@@ -11336,8 +11350,8 @@ def cuMemFree(dptr: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None
+def cuMemFreeAsync(dptr: int | _PointerLike, hStream: CUstream | _HandleLike) -> None:
+    """cuMemFreeAsync(dptr: int | _PointerLike, hStream: CUstream | _HandleLike) -> None
 
     Frees memory with stream ordered semantics.
 
@@ -11350,7 +11364,9 @@ def cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None:
     C: CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFreeAsync", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFreeAsync", "dptr"
+        )
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
     try:
@@ -11391,8 +11407,8 @@ def cuMemFreeHost(p: _PointerLike) -> None:
     _c.host_freed(p)
 
 
-def cuMemFree_v2(dptr: int) -> None:
-    """cuMemFree_v2(dptr: int) -> None
+def cuMemFree_v2(dptr: int | _PointerLike) -> None:
+    """cuMemFree_v2(dptr: int | _PointerLike) -> None
 
     Frees device memory.
 
@@ -11404,7 +11420,9 @@ def cuMemFree_v2(dptr: int) -> None:
     C: CUresult cuMemFree_v2(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree_v2", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree_v2", "dptr"
+        )
     try:
         err = _cuMemFree_v2(dptr)
     except _ArgumentError as exc:
@@ -11413,8 +11431,8 @@ def cuMemFree_v2(dptr: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
-    """cuMemGetAccess(location: _PointerLike, ptr: int) -> int
+def cuMemGetAccess(location: _PointerLike, ptr: int | _PointerLike) -> int:
+    """cuMemGetAccess(location: _PointerLike, ptr: int | _PointerLike) -> int
 
     Get the access flags set for the given location and ptr.
 
@@ -11430,7 +11448,7 @@ def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
     C: CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAccess", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAccess", "ptr")
     if location.__class__ is not int:
         location = _c.ref(
             location, CUmemLocation, "location", False, 1, "cuMemGetAccess: the record"
@@ -11451,8 +11469,8 @@ def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
     return flags
 
 
-def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
-    """cuMemGetAddressRange(dptr: int) -> tuple[int, int]
+def cuMemGetAddressRange(dptr: int | _PointerLike) -> tuple[int, int]:
+    """cuMemGetAddressRange(dptr: int | _PointerLike) -> tuple[int, int]
 
     Get information on memory allocations.
 
@@ -11468,7 +11486,7 @@ def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
     C: CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAddressRange", "dptr"
         )
     pbase = CUdeviceptr()
@@ -11482,8 +11500,8 @@ def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
     return pbase.value, psize.value
 
 
-def cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]:
-    """cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]
+def cuMemGetAddressRange_v2(dptr: int | _PointerLike) -> tuple[int, int]:
+    """cuMemGetAddressRange_v2(dptr: int | _PointerLike) -> tuple[int, int]
 
     Get information on memory allocations.
 
@@ -11499,7 +11517,7 @@ def cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]:
     C: CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAddressRange_v2", "dptr"
         )
     pbase = CUdeviceptr()
@@ -11593,29 +11611,27 @@ def cuMemGetAllocationPropertiesFromHandle(handle: int) -> CUmemAllocationProp:
 
 
 def cuMemGetHandleForAddressRange(
-    handle: _PointerLike,
-    dptr: int,
-    size: int,
-    handleType: CUmemRangeHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemGetHandleForAddressRange(handle: _PointerLike, dptr: int, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> None
+    dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int
+) -> int:
+    """cuMemGetHandleForAddressRange(dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> int
 
     Retrieve handle for an address range.
 
     Parameters:
-        handle: Pointer to the location where the returned handle will be stored.
         dptr: Pointer to a valid CUDA device allocation.
         size: Length of the address range.
         handleType: Type of handle requested (defines type and size of the handle output parameter)
         flags: Reserved, must be zero
+
+    Returns:
+        handle: Pointer to the location where the returned handle will be stored. (by handleType: CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: int)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED.
 
     C: CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetHandleForAddressRange", "dptr"
         )
     if size.__class__ is not int or size >> 64:
@@ -11633,18 +11649,18 @@ def cuMemGetHandleForAddressRange(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemGetHandleForAddressRange", "flags"
         )
-    if handle.__class__ is not int:
-        handle = _c.pointer(handle, "handle", True)
-    elif handle >> 64:
-        raise _c.address_error(handle, "cuMemGetHandleForAddressRange", "handle")
+    handle = _c.shareable_handle_storage(
+        handleType, _CUmemRangeHandleType_enum_handles, "cuMemGetHandleForAddressRange"
+    )
     try:
-        err = _cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags)
+        err = _cuMemGetHandleForAddressRange(_c.byref(handle), dptr, size, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemGetHandleForAddressRange", ("handle", "dptr", "size", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle)
 
 
 def cuMemGetInfo() -> tuple[int, int]:
@@ -11962,8 +11978,8 @@ def cuMemImportFromShareableHandle(
     return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
-def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
-    """cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None
+def cuMemMap(ptr: int | _PointerLike, size: int, offset: int, handle: int, flags: int) -> None:
+    """cuMemMap(ptr: int | _PointerLike, size: int, offset: int, handle: int, flags: int) -> None
 
     Maps an allocation handle to a reserved virtual address range.
 
@@ -11979,7 +11995,7 @@ def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
     C: CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemMap", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemMap", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemMap", "size")
     if offset.__class__ is not int or offset >> 64:
@@ -12086,8 +12102,8 @@ def cuMemPoolDestroy(pool: CUmemoryPool | _HandleLike) -> None:
     _c.destroyed(pool, "CUmemoryPool", "cuMemPoolDestroy")
 
 
-def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
-    """cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData
+def cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData:
+    """cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData
 
     Export data to share a memory pool allocation between processes.
 
@@ -12102,7 +12118,7 @@ def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
     C: CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(
+        ptr = _c.device_pointer(
             ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemPoolExportPointer", "ptr"
         )
     shareData_out = CUmemPoolPtrExportData()
@@ -12116,20 +12132,19 @@ def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
 
 
 def cuMemPoolExportToShareableHandle(
-    handle_out: _PointerLike,
-    pool: CUmemoryPool | _HandleLike,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemPoolExportToShareableHandle(handle_out: _PointerLike, pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int:
+    """cuMemPoolExportToShareableHandle(pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int
 
     Exports a memory pool to the requested handle type.
 
     Parameters:
-        handle_out: Returned OS handle
         pool: pool to export
         handleType: the type of handle to create
         flags: must be 0
+
+    Returns:
+        handle_out: Returned OS handle (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -12148,20 +12163,20 @@ def cuMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemPoolExportToShareableHandle", "flags"
         )
-    if handle_out.__class__ is not int:
-        handle_out = _c.pointer(handle_out, "handle_out", True)
-    elif handle_out >> 64:
-        raise _c.address_error(handle_out, "cuMemPoolExportToShareableHandle", "handle_out")
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
+    handle_out = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemPoolExportToShareableHandle"
+    )
     try:
-        err = _cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
+        err = _cuMemPoolExportToShareableHandle(_c.byref(handle_out), pool, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemPoolExportToShareableHandle", ("handle_out", "pool", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle_out)
 
 
 def cuMemPoolGetAccess(
@@ -12448,9 +12463,9 @@ def cuMemPoolTrimTo(pool: CUmemoryPool | _HandleLike, minBytesToKeep: int) -> No
 
 
 def cuMemPrefetchAsync(
-    devPtr: int, count: int, dstDevice: int, hStream: CUstream | _HandleLike
+    devPtr: int | _PointerLike, count: int, dstDevice: int, hStream: CUstream | _HandleLike
 ) -> None:
-    """cuMemPrefetchAsync(devPtr: int, count: int, dstDevice: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemPrefetchAsync(devPtr: int | _PointerLike, count: int, dstDevice: int, hStream: CUstream | _HandleLike) -> None
 
     Prefetches memory to the specified destination device.
 
@@ -12465,7 +12480,7 @@ def cuMemPrefetchAsync(
     C: CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemPrefetchAsync", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -12485,9 +12500,13 @@ def cuMemPrefetchAsync(
 
 
 def cuMemPrefetchAsync_v2(
-    devPtr: int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike
+    devPtr: int | _PointerLike,
+    count: int,
+    location: CUmemLocation,
+    flags: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemPrefetchAsync_v2(devPtr: int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemPrefetchAsync_v2(devPtr: int | _PointerLike, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike) -> None
 
     Prefetches memory to the specified destination location.
 
@@ -12503,7 +12522,7 @@ def cuMemPrefetchAsync_v2(
     C: CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemPrefetchAsync_v2", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -12523,9 +12542,12 @@ def cuMemPrefetchAsync_v2(
 
 
 def cuMemRangeGetAttribute(
-    dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int
+    dataSize: int,
+    attribute: CUmem_range_attribute_enum | int,
+    devPtr: int | _PointerLike,
+    count: int,
 ) -> int | list[int]:
-    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int) -> int | list[int]
+    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int | _PointerLike, count: int) -> int | list[int]
 
     Query an attribute of a given memory range.
 
@@ -12563,7 +12585,7 @@ def cuMemRangeGetAttribute(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemRangeGetAttribute", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -12583,9 +12605,13 @@ def cuMemRangeGetAttribute(
 
 
 def cuMemRangeGetAttributes(
-    dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int
+    dataSizes: _PointerLike,
+    attributes: _PointerLike,
+    numAttributes: int,
+    devPtr: int | _PointerLike,
+    count: int,
 ) -> list[int | list[int]]:
-    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int) -> list[int | list[int]]
+    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int | _PointerLike, count: int) -> list[int | list[int]]
 
     Query attributes of a given memory range.
 
@@ -12620,7 +12646,7 @@ def cuMemRangeGetAttributes(
             numAttributes, _range_size_t, "cuMemRangeGetAttributes", "numAttributes"
         )
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemRangeGetAttributes", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -12725,8 +12751,8 @@ def cuMemRetainAllocationHandle(addr: _PointerLike) -> int:
     return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
-def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
-    """cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None
+def cuMemSetAccess(ptr: int | _PointerLike, size: int, desc: _PointerLike, count: int) -> None:
+    """cuMemSetAccess(ptr: int | _PointerLike, size: int, desc: _PointerLike, count: int) -> None
 
     Set the access flags for each location specified in desc for the given virtual address range.
 
@@ -12741,7 +12767,7 @@ def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
     C: CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemSetAccess", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemSetAccess", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemSetAccess", "size")
     if count.__class__ is not int or count >> 64:
@@ -12758,8 +12784,8 @@ def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemUnmap(ptr: int, size: int) -> None:
-    """cuMemUnmap(ptr: int, size: int) -> None
+def cuMemUnmap(ptr: int | _PointerLike, size: int) -> None:
+    """cuMemUnmap(ptr: int | _PointerLike, size: int) -> None
 
     Unmap the backing memory of a given address range.
 
@@ -12772,7 +12798,7 @@ def cuMemUnmap(ptr: int, size: int) -> None:
     C: CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemUnmap", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemUnmap", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemUnmap", "size")
     try:
@@ -12783,8 +12809,8 @@ def cuMemUnmap(ptr: int, size: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpy(dst: int, src: int, ByteCount: int) -> None:
-    """cuMemcpy(dst: int, src: int, ByteCount: int) -> None
+def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory.
 
@@ -12798,9 +12824,9 @@ def cuMemcpy(dst: int, src: int, ByteCount: int) -> None:
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.integer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
     if src.__class__ is not int or src >> 64:
-        src = _c.integer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
+        src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpy", "ByteCount")
     try:
@@ -13118,8 +13144,13 @@ def cuMemcpy3D_v2(pCopy: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+def cuMemcpyAsync(
+    dst: int | _PointerLike,
+    src: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
+) -> None:
+    """cuMemcpyAsync(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory asynchronously.
 
@@ -13134,9 +13165,9 @@ def cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _Handl
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.integer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
     if src.__class__ is not int or src >> 64:
-        src = _c.integer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
+        src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyAsync", "ByteCount")
     if hStream.__class__ is not CUstream:
@@ -13236,9 +13267,9 @@ def cuMemcpyAtoA_v2(
 
 
 def cuMemcpyAtoD(
-    dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
+    dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
 ) -> None:
-    """cuMemcpyAtoD(dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
+    """cuMemcpyAtoD(dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
 
     Copies memory from Array to Device.
 
@@ -13253,7 +13284,7 @@ def cuMemcpyAtoD(
     C: CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
@@ -13273,9 +13304,9 @@ def cuMemcpyAtoD(
 
 
 def cuMemcpyAtoD_v2(
-    dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
+    dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
 ) -> None:
-    """cuMemcpyAtoD_v2(dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
+    """cuMemcpyAtoD_v2(dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
 
     Copies memory from Array to Device.
 
@@ -13290,7 +13321,7 @@ def cuMemcpyAtoD_v2(
     C: CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
@@ -13474,9 +13505,9 @@ def cuMemcpyAtoH_v2(
 
 
 def cuMemcpyDtoA(
-    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int
+    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int
 ) -> None:
-    """cuMemcpyDtoA(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int) -> None
+    """cuMemcpyDtoA(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Array.
 
@@ -13493,7 +13524,7 @@ def cuMemcpyDtoA(
     if dstOffset.__class__ is not int or dstOffset >> 64:
         dstOffset = _c.integer(dstOffset, _range_size_t, "cuMemcpyDtoA", "dstOffset")
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoA", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13511,9 +13542,9 @@ def cuMemcpyDtoA(
 
 
 def cuMemcpyDtoA_v2(
-    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int
+    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int
 ) -> None:
-    """cuMemcpyDtoA_v2(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int) -> None
+    """cuMemcpyDtoA_v2(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Array.
 
@@ -13530,7 +13561,7 @@ def cuMemcpyDtoA_v2(
     if dstOffset.__class__ is not int or dstOffset >> 64:
         dstOffset = _c.integer(dstOffset, _range_size_t, "cuMemcpyDtoA_v2", "dstOffset")
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoA_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13547,8 +13578,10 @@ def cuMemcpyDtoA_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoD(
+    dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int
+) -> None:
+    """cuMemcpyDtoD(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Device.
 
@@ -13562,11 +13595,11 @@ def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13582,9 +13615,12 @@ def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
 
 
 def cuMemcpyDtoDAsync(
-    dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoDAsync(dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoDAsync(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Device.
 
@@ -13599,11 +13635,11 @@ def cuMemcpyDtoDAsync(
     C: CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13621,9 +13657,12 @@ def cuMemcpyDtoDAsync(
 
 
 def cuMemcpyDtoDAsync_v2(
-    dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoDAsync_v2(dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoDAsync_v2(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Device.
 
@@ -13638,11 +13677,11 @@ def cuMemcpyDtoDAsync_v2(
     C: CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13659,8 +13698,10 @@ def cuMemcpyDtoDAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoD_v2(
+    dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int
+) -> None:
+    """cuMemcpyDtoD_v2(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Device.
 
@@ -13674,11 +13715,11 @@ def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13693,8 +13734,8 @@ def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Host.
 
@@ -13708,7 +13749,7 @@ def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoH", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13728,9 +13769,12 @@ def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
 
 
 def cuMemcpyDtoHAsync(
-    dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstHost: _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoHAsync(dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoHAsync(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Host.
 
@@ -13745,7 +13789,7 @@ def cuMemcpyDtoHAsync(
     C: CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoHAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13767,9 +13811,12 @@ def cuMemcpyDtoHAsync(
 
 
 def cuMemcpyDtoHAsync_v2(
-    dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstHost: _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoHAsync_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoHAsync_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Host.
 
@@ -13784,7 +13831,7 @@ def cuMemcpyDtoHAsync_v2(
     C: CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoHAsync_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13805,8 +13852,8 @@ def cuMemcpyDtoHAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Host.
 
@@ -13820,7 +13867,7 @@ def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> No
     C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoH_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14005,8 +14052,8 @@ def cuMemcpyHtoA_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
-    """cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None
+def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None
 
     Copies memory from Host to Device.
 
@@ -14020,7 +14067,7 @@ def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
     C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14040,9 +14087,12 @@ def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
 
 
 def cuMemcpyHtoDAsync(
-    dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcHost: _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyHtoDAsync(dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyHtoDAsync(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Host to Device.
 
@@ -14057,7 +14107,7 @@ def cuMemcpyHtoDAsync(
     C: CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14079,9 +14129,12 @@ def cuMemcpyHtoDAsync(
 
 
 def cuMemcpyHtoDAsync_v2(
-    dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcHost: _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyHtoDAsync_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyHtoDAsync_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Host to Device.
 
@@ -14096,7 +14149,7 @@ def cuMemcpyHtoDAsync_v2(
     C: CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14119,8 +14172,8 @@ def cuMemcpyHtoDAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
-    """cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None
+def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None
 
     Copies memory from Host to Device.
 
@@ -14134,7 +14187,7 @@ def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> No
     C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14154,13 +14207,13 @@ def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> No
 
 
 def cuMemcpyPeer(
-    dstDevice: int,
+    dstDevice: int | _PointerLike,
     dstContext: CUcontext | _HandleLike,
-    srcDevice: int,
+    srcDevice: int | _PointerLike,
     srcContext: CUcontext | _HandleLike,
     ByteCount: int,
 ) -> None:
-    """cuMemcpyPeer(dstDevice: int, dstContext: CUcontext | _HandleLike, srcDevice: int, srcContext: CUcontext | _HandleLike, ByteCount: int) -> None
+    """cuMemcpyPeer(dstDevice: int | _PointerLike, dstContext: CUcontext | _HandleLike, srcDevice: int | _PointerLike, srcContext: CUcontext | _HandleLike, ByteCount: int) -> None
 
     Copies device memory between two contexts.
 
@@ -14176,11 +14229,11 @@ def cuMemcpyPeer(
     C: CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14200,14 +14253,14 @@ def cuMemcpyPeer(
 
 
 def cuMemcpyPeerAsync(
-    dstDevice: int,
+    dstDevice: int | _PointerLike,
     dstContext: CUcontext | _HandleLike,
-    srcDevice: int,
+    srcDevice: int | _PointerLike,
     srcContext: CUcontext | _HandleLike,
     ByteCount: int,
     hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyPeerAsync(dstDevice: int, dstContext: CUcontext | _HandleLike, srcDevice: int, srcContext: CUcontext | _HandleLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyPeerAsync(dstDevice: int | _PointerLike, dstContext: CUcontext | _HandleLike, srcDevice: int | _PointerLike, srcContext: CUcontext | _HandleLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies device memory between two contexts asynchronously.
 
@@ -14224,11 +14277,11 @@ def cuMemcpyPeerAsync(
     C: CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14251,8 +14304,8 @@ def cuMemcpyPeerAsync(
         raise _error(err, _lib)
 
 
-def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
-    """cuMemsetD16(dstDevice: int, us: int, N: int) -> None
+def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
+    """cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None
 
     Initializes device memory.
 
@@ -14266,7 +14319,7 @@ def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
     C: CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -14281,8 +14334,10 @@ def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD16Async(
+    dstDevice: int | _PointerLike, us: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD16Async(dstDevice: int | _PointerLike, us: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -14297,7 +14352,7 @@ def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _Handl
     C: CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -14316,8 +14371,8 @@ def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _Handl
         raise _error(err, _lib)
 
 
-def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
-    """cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None
+def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
+    """cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None
 
     Initializes device memory.
 
@@ -14331,7 +14386,7 @@ def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
     C: CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -14346,8 +14401,10 @@ def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None
+def cuMemsetD2D16(
+    dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D16(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -14363,7 +14420,7 @@ def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: in
     C: CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14385,9 +14442,14 @@ def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: in
 
 
 def cuMemsetD2D16Async(
-    dstDevice: int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    us: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D16Async(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D16Async(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -14404,7 +14466,7 @@ def cuMemsetD2D16Async(
     C: CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14427,8 +14489,10 @@ def cuMemsetD2D16Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None
+def cuMemsetD2D16_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D16_v2(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -14444,7 +14508,7 @@ def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height:
     C: CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14465,8 +14529,10 @@ def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None
+def cuMemsetD2D32(
+    dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D32(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -14482,7 +14548,7 @@ def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: in
     C: CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14504,9 +14570,14 @@ def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: in
 
 
 def cuMemsetD2D32Async(
-    dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    ui: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D32Async(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D32Async(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -14523,7 +14594,7 @@ def cuMemsetD2D32Async(
     C: CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14546,8 +14617,10 @@ def cuMemsetD2D32Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None
+def cuMemsetD2D32_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D32_v2(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -14563,7 +14636,7 @@ def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height:
     C: CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14584,8 +14657,10 @@ def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None
+def cuMemsetD2D8(
+    dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D8(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -14601,7 +14676,7 @@ def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int
     C: CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14623,9 +14698,14 @@ def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int
 
 
 def cuMemsetD2D8Async(
-    dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    uc: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D8Async(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D8Async(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -14642,7 +14722,7 @@ def cuMemsetD2D8Async(
     C: CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14665,8 +14745,10 @@ def cuMemsetD2D8Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None
+def cuMemsetD2D8_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D8_v2(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -14682,7 +14764,7 @@ def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: 
     C: CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -14703,8 +14785,8 @@ def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: 
         raise _error(err, _lib)
 
 
-def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
-    """cuMemsetD32(dstDevice: int, ui: int, N: int) -> None
+def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
+    """cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None
 
     Initializes device memory.
 
@@ -14718,7 +14800,7 @@ def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
     C: CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -14733,8 +14815,10 @@ def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD32Async(
+    dstDevice: int | _PointerLike, ui: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD32Async(dstDevice: int | _PointerLike, ui: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -14749,7 +14833,7 @@ def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _Handl
     C: CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -14768,8 +14852,8 @@ def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _Handl
         raise _error(err, _lib)
 
 
-def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
-    """cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None
+def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
+    """cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None
 
     Initializes device memory.
 
@@ -14783,7 +14867,7 @@ def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
     C: CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -14798,8 +14882,8 @@ def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
-    """cuMemsetD8(dstDevice: int, uc: int, N: int) -> None
+def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
+    """cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None
 
     Initializes device memory.
 
@@ -14813,7 +14897,7 @@ def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
     C: CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -14828,8 +14912,10 @@ def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD8Async(
+    dstDevice: int | _PointerLike, uc: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD8Async(dstDevice: int | _PointerLike, uc: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -14844,7 +14930,7 @@ def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _Handle
     C: CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -14863,8 +14949,8 @@ def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _Handle
         raise _error(err, _lib)
 
 
-def cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None:
-    """cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None
+def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
+    """cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None
 
     Initializes device memory.
 
@@ -14878,7 +14964,7 @@ def cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None:
     C: CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -15452,8 +15538,10 @@ def cuMulticastAddDevice(mcHandle: int, dev: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, flags: int) -> None:
-    """cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, flags: int) -> None
+def cuMulticastBindAddr(
+    mcHandle: int, mcOffset: int, memptr: int | _PointerLike, size: int, flags: int
+) -> None:
+    """cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int | _PointerLike, size: int, flags: int) -> None
 
     Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -15471,7 +15559,7 @@ def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, fl
     if mcOffset.__class__ is not int or mcOffset >> 64:
         mcOffset = _c.integer(mcOffset, _range_size_t, "cuMulticastBindAddr", "mcOffset")
     if memptr.__class__ is not int or memptr >> 64:
-        memptr = _c.integer(
+        memptr = _c.device_pointer(
             memptr, _range_CUdeviceptr_unsigned_long_long, "cuMulticastBindAddr", "memptr"
         )
     if size.__class__ is not int or size >> 64:
@@ -16231,8 +16319,10 @@ def cuParamSetv(
         raise _error(err, _lib)
 
 
-def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int:
-    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int
+def cuPointerGetAttribute(
+    attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike
+) -> int | CUcontext | CUmemoryPool:
+    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike) -> int | CUcontext | CUmemoryPool
 
     Returns information about a pointer.
 
@@ -16243,7 +16333,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
     data comes back as the Python value of the type attribute selects.
 
     Values by attribute:
-        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
@@ -16259,7 +16349,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
         CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
         CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
@@ -16278,7 +16368,9 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
             attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
         )
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr"
+        )
     data = _c.attribute_storage(
         attribute, _CUpointer_attribute_enum_values, "cuPointerGetAttribute"
     )
@@ -16294,75 +16386,21 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
 
 
 def cuPointerGetAttributes(
-    numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int
-) -> None:
-    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int) -> None
+    numAttributes: int, attributes: _PointerLike, ptr: int | _PointerLike
+) -> list[int | CUcontext | CUmemoryPool]:
+    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, ptr: int | _PointerLike) -> list[int | CUcontext | CUmemoryPool]
 
     Returns information about a pointer.
 
     Parameters:
         numAttributes: Number of attributes to query
         attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)
-        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
         ptr: Pointer to query
 
-    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
+    data comes back as a list: the Python value of each of attributes, by its type.
 
-    C: CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
-    """
-    if numAttributes.__class__ is not int or numAttributes >> 32:
-        numAttributes = _c.integer(
-            numAttributes, _range_unsigned_int, "cuPointerGetAttributes", "numAttributes"
-        )
-    if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(
-            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
-        )
-    if attributes.__class__ is not int:
-        attributes = _c.ref(
-            attributes,
-            c_uint,
-            "attributes",
-            True,
-            numAttributes,
-            "cuPointerGetAttributes: numAttributes",
-        )
-    elif attributes >> 64:
-        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
-    if data.__class__ is not int:
-        data = _c.pointer(
-            data,
-            "data",
-            True,
-            _c.elements(numAttributes, _c.POINTER_SIZE),
-            "cuPointerGetAttributes: numAttributes pointers",
-        )
-    elif data >> 64:
-        raise _c.address_error(data, "cuPointerGetAttributes", "data")
-    try:
-        err = _cuPointerGetAttributes(numAttributes, attributes, data, ptr)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
-        ) from None
-    if err:
-        raise _error(err, _lib)
-
-
-def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None:
-    """cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None
-
-    Set attributes on a previously allocated memory region.
-
-    Parameters:
-        value: the attribute's value (below)
-        attribute: Pointer attribute to set
-        ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
-
-    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuPointerSetAttribute.
-
-    Values by attribute:
-        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+    Values by attributes:
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
@@ -16378,7 +16416,85 @@ def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int,
         CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
         CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
+
+    Returns:
+        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
+
+    C: CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
+    """
+    if numAttributes.__class__ is not int or numAttributes >> 32:
+        numAttributes = _c.integer(
+            numAttributes, _range_unsigned_int, "cuPointerGetAttributes", "numAttributes"
+        )
+    if ptr.__class__ is not int or ptr >> 64:
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
+        )
+    if attributes.__class__ is not int:
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cuPointerGetAttributes: numAttributes",
+        )
+    elif attributes >> 64:
+        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
+    data = _c.attribute_storages(
+        attributes, _CUpointer_attribute_enum_values, "cuPointerGetAttributes", None, numAttributes
+    )
+    try:
+        err = _cuPointerGetAttributes(numAttributes, attributes, _c.byref(data), ptr)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return _c.attribute_results(data, attributes, _CUpointer_attribute_enum_values)
+
+
+def cuPointerSetAttribute(
+    value: int | CUcontext | CUmemoryPool,
+    attribute: CUpointer_attribute_enum | int,
+    ptr: int | _PointerLike,
+) -> None:
+    """cuPointerSetAttribute(value: int | CUcontext | CUmemoryPool, attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike) -> None
+
+    Set attributes on a previously allocated memory region.
+
+    Parameters:
+        value: the attribute's value (below)
+        attribute: Pointer attribute to set
+        ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
+
+    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuPointerSetAttribute.
+
+    Values by attribute:
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
@@ -16394,7 +16510,9 @@ def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int,
             attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
         )
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr"
+        )
     value = _c.attribute_value(
         value, attribute, _CUpointer_attribute_enum_values, "cuPointerSetAttribute", "value"
     )
@@ -16510,9 +16628,9 @@ def cuStreamAddCallback(
 
 
 def cuStreamAttachMemAsync(
-    hStream: CUstream | _HandleLike, dptr: int, length: int, flags: int
+    hStream: CUstream | _HandleLike, dptr: int | _PointerLike, length: int, flags: int
 ) -> None:
-    """cuStreamAttachMemAsync(hStream: CUstream | _HandleLike, dptr: int, length: int, flags: int) -> None
+    """cuStreamAttachMemAsync(hStream: CUstream | _HandleLike, dptr: int | _PointerLike, length: int, flags: int) -> None
 
     Attach memory to a stream asynchronously.
 
@@ -16527,7 +16645,7 @@ def cuStreamAttachMemAsync(
     C: CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuStreamAttachMemAsync", "dptr"
         )
     if length.__class__ is not int or length >> 64:
@@ -17352,8 +17470,10 @@ def cuStreamWaitEvent(
         raise _error(err, _lib)
 
 
-def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWaitValue32(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -17368,7 +17488,7 @@ def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, f
     C: CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue32", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -17388,9 +17508,9 @@ def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, f
 
 
 def cuStreamWaitValue32_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWaitValue32_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWaitValue32_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -17405,7 +17525,7 @@ def cuStreamWaitValue32_v2(
     C: CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue32_v2", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -17424,8 +17544,10 @@ def cuStreamWaitValue32_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWaitValue64(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -17440,7 +17562,7 @@ def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, f
     C: CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue64", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -17460,9 +17582,9 @@ def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, f
 
 
 def cuStreamWaitValue64_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWaitValue64_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWaitValue64_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -17477,7 +17599,7 @@ def cuStreamWaitValue64_v2(
     C: CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue64_v2", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -17498,8 +17620,10 @@ def cuStreamWaitValue64_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWriteValue32(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -17514,7 +17638,7 @@ def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, 
     C: CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -17534,9 +17658,9 @@ def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, 
 
 
 def cuStreamWriteValue32_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWriteValue32_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWriteValue32_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -17551,7 +17675,7 @@ def cuStreamWriteValue32_v2(
     C: CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -17572,8 +17696,10 @@ def cuStreamWriteValue32_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWriteValue64(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -17588,7 +17714,7 @@ def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, 
     C: CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -17608,9 +17734,9 @@ def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, 
 
 
 def cuStreamWriteValue64_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWriteValue64_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWriteValue64_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -17625,7 +17751,7 @@ def cuStreamWriteValue64_v2(
     C: CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -18865,8 +18991,10 @@ def cuTexRefGetMipmappedArray(hTexRef: CUtexref | _HandleLike) -> CUmipmappedArr
     return phMipmappedArray
 
 
-def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int:
-    """cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int
+def cuTexRefSetAddress(
+    hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int
+) -> int:
+    """cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int) -> int
 
     Binds an address as a texture reference.
 
@@ -18886,7 +19014,9 @@ def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) 
     """
     _c.deprecated("cuTexRefSetAddress", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress", "dptr"
+        )
     if bytes_.__class__ is not int or bytes_ >> 64:
         bytes_ = _c.integer(bytes_, _range_size_t, "cuTexRefSetAddress", "bytes_")
     if hTexRef.__class__ is not CUtexref:
@@ -18908,9 +19038,9 @@ def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) 
 
 
 def cuTexRefSetAddress2D(
-    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int
+    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int
 ) -> None:
-    """cuTexRefSetAddress2D(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int) -> None
+    """cuTexRefSetAddress2D(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int) -> None
 
     Binds an address as a 2D texture reference.
 
@@ -18928,7 +19058,7 @@ def cuTexRefSetAddress2D(
     """
     _c.deprecated("cuTexRefSetAddress2D", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress2D", "dptr"
         )
     if Pitch.__class__ is not int or Pitch >> 64:
@@ -18952,9 +19082,9 @@ def cuTexRefSetAddress2D(
 
 
 def cuTexRefSetAddress2D_v3(
-    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int
+    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int
 ) -> None:
-    """cuTexRefSetAddress2D_v3(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int) -> None
+    """cuTexRefSetAddress2D_v3(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int) -> None
 
     Binds an address as a 2D texture reference.
 
@@ -18972,7 +19102,7 @@ def cuTexRefSetAddress2D_v3(
     """
     _c.deprecated("cuTexRefSetAddress2D_v3", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress2D_v3", "dptr"
         )
     if Pitch.__class__ is not int or Pitch >> 64:
@@ -19030,8 +19160,10 @@ def cuTexRefSetAddressMode(
         raise _error(err, _lib)
 
 
-def cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int:
-    """cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int
+def cuTexRefSetAddress_v2(
+    hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int
+) -> int:
+    """cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int) -> int
 
     Binds an address as a texture reference.
 
@@ -19051,7 +19183,7 @@ def cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: in
     """
     _c.deprecated("cuTexRefSetAddress_v2", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress_v2", "dptr"
         )
     if bytes_.__class__ is not int or bytes_ >> 64:
@@ -19580,3 +19712,9 @@ def cuWaitExternalSemaphoresAsync(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+# The compiled backend's C functions stand for the functions above where it has them
+# (cudart._checked.compile_checked); these stay, as `_reference`, for the rest.
+if _compiled:
+    _c.compile_checked(globals(), _lib)

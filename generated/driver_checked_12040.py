@@ -124,6 +124,7 @@ from .driver_12040 import (
     CUmemAllocationGranularity_flags_enum,
     CUmemAllocationHandleType_enum,
     CUmemAllocationProp,
+    CUmemFabricHandle,
     CUmemGenericAllocationHandle,
     CUmemLocation,
     CUmemLocationType_enum,
@@ -1132,29 +1133,31 @@ _CUmem_range_attribute_enum_values: _c.AttributeTable[int | list[int]] = _c.Attr
         8: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
     }
 )
-_CUpointer_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
-    {
-        1: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_CONTEXT
-        2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-        4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
-        5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
-        6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-        7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
-        8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
-        9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-        11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-        12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
-        13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
-        14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-        15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-        16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-        17: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-        18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-        19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-        20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-    }
+_CUpointer_attribute_enum_values: _c.AttributeTable[int | CUcontext | CUmemoryPool] = (
+    _c.AttributeTable(
+        {
+            1: _c.AttributeValue(CUcontext),  # CU_POINTER_ATTRIBUTE_CONTEXT
+            2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+            3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+            4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+            5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+            6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+            7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+            8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+            9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+            10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+            11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+            12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+            13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
+            14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+            15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+            16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+            17: _c.AttributeValue(CUmemoryPool),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+            18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+            19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+            20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+        }
+    )
 )
 
 
@@ -2296,8 +2299,10 @@ _CUlimit_enum_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7))
 _CUmem_advise_enum_members = frozenset((1, 2, 3, 4, 5, 6))
 _CUmem_range_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _CUmemAllocationGranularity_flags_enum_members = frozenset((0, 1))
+_CUmemAllocationHandleType_enum_handles = {1: c_int, 2: c_void_p, 4: c_uint, 8: CUmemFabricHandle}
 _CUmemAllocationHandleType_enum_members = frozenset((0, 1, 2, 4, 8, 2147483647))
 _CUmemPool_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
+_CUmemRangeHandleType_enum_handles = {1: c_int}
 _CUmemRangeHandleType_enum_members = frozenset((1, 2147483647))
 _CUmulticastGranularity_flags_enum_members = frozenset((0, 1))
 _CUpointer_attribute_enum_members = frozenset(
@@ -6897,9 +6902,12 @@ def cuGraphAddMemAllocNode(
 
 
 def cuGraphAddMemFreeNode(
-    hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int
+    hGraph: CUgraph | _HandleLike,
+    dependencies: _PointerLike,
+    numDependencies: int,
+    dptr: int | _PointerLike,
 ) -> CUgraphNode:
-    """cuGraphAddMemFreeNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int) -> CUgraphNode
+    """cuGraphAddMemFreeNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int | _PointerLike) -> CUgraphNode
 
     Creates a memory free node and adds it to a graph.
 
@@ -6921,7 +6929,7 @@ def cuGraphAddMemFreeNode(
             numDependencies, _range_size_t, "cuGraphAddMemFreeNode", "numDependencies"
         )
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuGraphAddMemFreeNode", "dptr"
         )
     if hGraph.__class__ is not CUgraph:
@@ -10343,8 +10351,8 @@ def cuInit(Flags: int) -> None:
         raise _error(err, _lib)
 
 
-def cuIpcCloseMemHandle(dptr: int) -> None:
-    """cuIpcCloseMemHandle(dptr: int) -> None
+def cuIpcCloseMemHandle(dptr: int | _PointerLike) -> None:
+    """cuIpcCloseMemHandle(dptr: int | _PointerLike) -> None
 
     Attempts to close memory mapped with cuIpcOpenMemHandle.
 
@@ -10356,7 +10364,7 @@ def cuIpcCloseMemHandle(dptr: int) -> None:
     C: CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcCloseMemHandle", "dptr"
         )
     try:
@@ -10394,8 +10402,8 @@ def cuIpcGetEventHandle(event: CUevent | _HandleLike) -> CUipcEventHandle:
     return pHandle
 
 
-def cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle:
-    """cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle
+def cuIpcGetMemHandle(dptr: int | _PointerLike) -> CUipcMemHandle:
+    """cuIpcGetMemHandle(dptr: int | _PointerLike) -> CUipcMemHandle
 
     Gets an interprocess memory handle for an existing device memory allocation.
 
@@ -10410,7 +10418,9 @@ def cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle:
     C: CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcGetMemHandle", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcGetMemHandle", "dptr"
+        )
     pHandle = CUipcMemHandle()
     try:
         err = _cuIpcGetMemHandle(pHandle, dptr)
@@ -12050,8 +12060,8 @@ def cuLinkDestroy(state: CUlinkState | _HandleLike) -> None:
     _c.destroyed(state, "CUlinkState", "cuLinkDestroy")
 
 
-def cuMemAddressFree(ptr: int, size: int) -> None:
-    """cuMemAddressFree(ptr: int, size: int) -> None
+def cuMemAddressFree(ptr: int | _PointerLike, size: int) -> None:
+    """cuMemAddressFree(ptr: int | _PointerLike, size: int) -> None
 
     Free an address range reservation.
 
@@ -12064,7 +12074,9 @@ def cuMemAddressFree(ptr: int, size: int) -> None:
     C: CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressFree", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressFree", "ptr"
+        )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemAddressFree", "size")
     try:
@@ -12075,8 +12087,8 @@ def cuMemAddressFree(ptr: int, size: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int:
-    """cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
+def cuMemAddressReserve(size: int, alignment: int, addr: int | _PointerLike, flags: int) -> int:
+    """cuMemAddressReserve(size: int, alignment: int, addr: int | _PointerLike, flags: int) -> int
 
     Allocate an address range reservation.
 
@@ -12098,7 +12110,7 @@ def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
     if alignment.__class__ is not int or alignment >> 64:
         alignment = _c.integer(alignment, _range_size_t, "cuMemAddressReserve", "alignment")
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressReserve", "addr"
         )
     if flags.__class__ is not int or flags >> 64:
@@ -12115,8 +12127,10 @@ def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
     return ptr.value
 
 
-def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device: int) -> None:
-    """cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device: int) -> None
+def cuMemAdvise(
+    devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, device: int
+) -> None:
+    """cuMemAdvise(devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, device: int) -> None
 
     Advise about the usage of a given memory range.
 
@@ -12131,7 +12145,9 @@ def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device
     C: CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise", "devPtr")
+        devPtr = _c.device_pointer(
+            devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise", "devPtr"
+        )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
     if advice.__class__ is not CUmem_advise_enum and (
@@ -12151,9 +12167,9 @@ def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device
 
 
 def cuMemAdvise_v2(
-    devPtr: int, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation
+    devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation
 ) -> None:
-    """cuMemAdvise_v2(devPtr: int, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation) -> None
+    """cuMemAdvise_v2(devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation) -> None
 
     Advise about the usage of a given memory range.
 
@@ -12168,7 +12184,7 @@ def cuMemAdvise_v2(
     C: CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise_v2", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -12508,20 +12524,19 @@ def cuMemCreate(size: int, prop: _PointerLike, flags: int) -> int:
 
 
 def cuMemExportToShareableHandle(
-    shareableHandle: _PointerLike,
-    handle: int,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemExportToShareableHandle(shareableHandle: _PointerLike, handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int | CUmemFabricHandle:
+    """cuMemExportToShareableHandle(handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int | CUmemFabricHandle
 
     Exports an allocation to a requested shareable handle type.
 
     Parameters:
-        shareableHandle: Pointer to the location in which to store the requested handle type
         handle: CUDA handle for the memory allocation
         handleType: Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
         flags: Reserved, must be zero
+
+    Returns:
+        shareableHandle: Pointer to the location in which to store the requested handle type (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int, CU_MEM_HANDLE_TYPE_FABRIC: CUmemFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -12540,13 +12555,12 @@ def cuMemExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemExportToShareableHandle", "flags"
         )
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(shareableHandle, "cuMemExportToShareableHandle", "shareableHandle")
     handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
+    shareableHandle = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemExportToShareableHandle"
+    )
     try:
-        err = _cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
+        err = _cuMemExportToShareableHandle(_c.byref(shareableHandle), handle, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -12555,10 +12569,11 @@ def cuMemExportToShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(shareableHandle)
 
 
-def cuMemFree(dptr: int) -> None:
-    """cuMemFree(dptr: int) -> None
+def cuMemFree(dptr: int | _PointerLike) -> None:
+    """cuMemFree(dptr: int | _PointerLike) -> None
 
     Frees device memory.
 
@@ -12570,7 +12585,7 @@ def cuMemFree(dptr: int) -> None:
     C: CUresult cuMemFree_v2(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree", "dptr")
+        dptr = _c.device_pointer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree", "dptr")
     try:
         err = _cuMemFree(dptr)
     except _ArgumentError as exc:
@@ -12579,8 +12594,8 @@ def cuMemFree(dptr: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None
+def cuMemFreeAsync(dptr: int | _PointerLike, hStream: CUstream | _HandleLike) -> None:
+    """cuMemFreeAsync(dptr: int | _PointerLike, hStream: CUstream | _HandleLike) -> None
 
     Frees memory with stream ordered semantics.
 
@@ -12593,7 +12608,9 @@ def cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None:
     C: CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFreeAsync", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFreeAsync", "dptr"
+        )
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
     try:
@@ -12634,8 +12651,8 @@ def cuMemFreeHost(p: _PointerLike) -> None:
     _c.host_freed(p)
 
 
-def cuMemFree_v2(dptr: int) -> None:
-    """cuMemFree_v2(dptr: int) -> None
+def cuMemFree_v2(dptr: int | _PointerLike) -> None:
+    """cuMemFree_v2(dptr: int | _PointerLike) -> None
 
     Frees device memory.
 
@@ -12647,7 +12664,9 @@ def cuMemFree_v2(dptr: int) -> None:
     C: CUresult cuMemFree_v2(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree_v2", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree_v2", "dptr"
+        )
     try:
         err = _cuMemFree_v2(dptr)
     except _ArgumentError as exc:
@@ -12656,8 +12675,8 @@ def cuMemFree_v2(dptr: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
-    """cuMemGetAccess(location: _PointerLike, ptr: int) -> int
+def cuMemGetAccess(location: _PointerLike, ptr: int | _PointerLike) -> int:
+    """cuMemGetAccess(location: _PointerLike, ptr: int | _PointerLike) -> int
 
     Get the access flags set for the given location and ptr.
 
@@ -12673,7 +12692,7 @@ def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
     C: CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAccess", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAccess", "ptr")
     if location.__class__ is not int:
         location = _c.ref(
             location, CUmemLocation, "location", False, 1, "cuMemGetAccess: the record"
@@ -12694,8 +12713,8 @@ def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
     return flags
 
 
-def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
-    """cuMemGetAddressRange(dptr: int) -> tuple[int, int]
+def cuMemGetAddressRange(dptr: int | _PointerLike) -> tuple[int, int]:
+    """cuMemGetAddressRange(dptr: int | _PointerLike) -> tuple[int, int]
 
     Get information on memory allocations.
 
@@ -12711,7 +12730,7 @@ def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
     C: CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAddressRange", "dptr"
         )
     pbase = CUdeviceptr()
@@ -12725,8 +12744,8 @@ def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
     return pbase.value, psize.value
 
 
-def cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]:
-    """cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]
+def cuMemGetAddressRange_v2(dptr: int | _PointerLike) -> tuple[int, int]:
+    """cuMemGetAddressRange_v2(dptr: int | _PointerLike) -> tuple[int, int]
 
     Get information on memory allocations.
 
@@ -12742,7 +12761,7 @@ def cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]:
     C: CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAddressRange_v2", "dptr"
         )
     pbase = CUdeviceptr()
@@ -12836,29 +12855,27 @@ def cuMemGetAllocationPropertiesFromHandle(handle: int) -> CUmemAllocationProp:
 
 
 def cuMemGetHandleForAddressRange(
-    handle: _PointerLike,
-    dptr: int,
-    size: int,
-    handleType: CUmemRangeHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemGetHandleForAddressRange(handle: _PointerLike, dptr: int, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> None
+    dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int
+) -> int:
+    """cuMemGetHandleForAddressRange(dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> int
 
     Retrieve handle for an address range.
 
     Parameters:
-        handle: Pointer to the location where the returned handle will be stored.
         dptr: Pointer to a valid CUDA device allocation.
         size: Length of the address range.
         handleType: Type of handle requested (defines type and size of the handle output parameter)
         flags: Reserved, must be zero
+
+    Returns:
+        handle: Pointer to the location where the returned handle will be stored. (by handleType: CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: int)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED.
 
     C: CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetHandleForAddressRange", "dptr"
         )
     if size.__class__ is not int or size >> 64:
@@ -12876,18 +12893,18 @@ def cuMemGetHandleForAddressRange(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemGetHandleForAddressRange", "flags"
         )
-    if handle.__class__ is not int:
-        handle = _c.pointer(handle, "handle", True)
-    elif handle >> 64:
-        raise _c.address_error(handle, "cuMemGetHandleForAddressRange", "handle")
+    handle = _c.shareable_handle_storage(
+        handleType, _CUmemRangeHandleType_enum_handles, "cuMemGetHandleForAddressRange"
+    )
     try:
-        err = _cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags)
+        err = _cuMemGetHandleForAddressRange(_c.byref(handle), dptr, size, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemGetHandleForAddressRange", ("handle", "dptr", "size", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle)
 
 
 def cuMemGetInfo() -> tuple[int, int]:
@@ -13205,8 +13222,8 @@ def cuMemImportFromShareableHandle(
     return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
-def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
-    """cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None
+def cuMemMap(ptr: int | _PointerLike, size: int, offset: int, handle: int, flags: int) -> None:
+    """cuMemMap(ptr: int | _PointerLike, size: int, offset: int, handle: int, flags: int) -> None
 
     Maps an allocation handle to a reserved virtual address range.
 
@@ -13222,7 +13239,7 @@ def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
     C: CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemMap", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemMap", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemMap", "size")
     if offset.__class__ is not int or offset >> 64:
@@ -13329,8 +13346,8 @@ def cuMemPoolDestroy(pool: CUmemoryPool | _HandleLike) -> None:
     _c.destroyed(pool, "CUmemoryPool", "cuMemPoolDestroy")
 
 
-def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
-    """cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData
+def cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData:
+    """cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData
 
     Export data to share a memory pool allocation between processes.
 
@@ -13345,7 +13362,7 @@ def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
     C: CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(
+        ptr = _c.device_pointer(
             ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemPoolExportPointer", "ptr"
         )
     shareData_out = CUmemPoolPtrExportData()
@@ -13359,20 +13376,19 @@ def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
 
 
 def cuMemPoolExportToShareableHandle(
-    handle_out: _PointerLike,
-    pool: CUmemoryPool | _HandleLike,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemPoolExportToShareableHandle(handle_out: _PointerLike, pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int | CUmemFabricHandle:
+    """cuMemPoolExportToShareableHandle(pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int | CUmemFabricHandle
 
     Exports a memory pool to the requested handle type.
 
     Parameters:
-        handle_out: Returned OS handle
         pool: pool to export
         handleType: the type of handle to create
         flags: must be 0
+
+    Returns:
+        handle_out: Returned OS handle (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int, CU_MEM_HANDLE_TYPE_FABRIC: CUmemFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -13391,20 +13407,20 @@ def cuMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemPoolExportToShareableHandle", "flags"
         )
-    if handle_out.__class__ is not int:
-        handle_out = _c.pointer(handle_out, "handle_out", True)
-    elif handle_out >> 64:
-        raise _c.address_error(handle_out, "cuMemPoolExportToShareableHandle", "handle_out")
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
+    handle_out = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemPoolExportToShareableHandle"
+    )
     try:
-        err = _cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
+        err = _cuMemPoolExportToShareableHandle(_c.byref(handle_out), pool, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemPoolExportToShareableHandle", ("handle_out", "pool", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle_out)
 
 
 def cuMemPoolGetAccess(
@@ -13691,9 +13707,9 @@ def cuMemPoolTrimTo(pool: CUmemoryPool | _HandleLike, minBytesToKeep: int) -> No
 
 
 def cuMemPrefetchAsync(
-    devPtr: int, count: int, dstDevice: int, hStream: CUstream | _HandleLike
+    devPtr: int | _PointerLike, count: int, dstDevice: int, hStream: CUstream | _HandleLike
 ) -> None:
-    """cuMemPrefetchAsync(devPtr: int, count: int, dstDevice: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemPrefetchAsync(devPtr: int | _PointerLike, count: int, dstDevice: int, hStream: CUstream | _HandleLike) -> None
 
     Prefetches memory to the specified destination device.
 
@@ -13708,7 +13724,7 @@ def cuMemPrefetchAsync(
     C: CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemPrefetchAsync", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -13728,9 +13744,13 @@ def cuMemPrefetchAsync(
 
 
 def cuMemPrefetchAsync_v2(
-    devPtr: int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike
+    devPtr: int | _PointerLike,
+    count: int,
+    location: CUmemLocation,
+    flags: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemPrefetchAsync_v2(devPtr: int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemPrefetchAsync_v2(devPtr: int | _PointerLike, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike) -> None
 
     Prefetches memory to the specified destination location.
 
@@ -13746,7 +13766,7 @@ def cuMemPrefetchAsync_v2(
     C: CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemPrefetchAsync_v2", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -13766,9 +13786,12 @@ def cuMemPrefetchAsync_v2(
 
 
 def cuMemRangeGetAttribute(
-    dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int
+    dataSize: int,
+    attribute: CUmem_range_attribute_enum | int,
+    devPtr: int | _PointerLike,
+    count: int,
 ) -> int | list[int]:
-    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int) -> int | list[int]
+    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int | _PointerLike, count: int) -> int | list[int]
 
     Query an attribute of a given memory range.
 
@@ -13806,7 +13829,7 @@ def cuMemRangeGetAttribute(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemRangeGetAttribute", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -13826,9 +13849,13 @@ def cuMemRangeGetAttribute(
 
 
 def cuMemRangeGetAttributes(
-    dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int
+    dataSizes: _PointerLike,
+    attributes: _PointerLike,
+    numAttributes: int,
+    devPtr: int | _PointerLike,
+    count: int,
 ) -> list[int | list[int]]:
-    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int) -> list[int | list[int]]
+    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int | _PointerLike, count: int) -> list[int | list[int]]
 
     Query attributes of a given memory range.
 
@@ -13863,7 +13890,7 @@ def cuMemRangeGetAttributes(
             numAttributes, _range_size_t, "cuMemRangeGetAttributes", "numAttributes"
         )
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemRangeGetAttributes", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -13968,8 +13995,8 @@ def cuMemRetainAllocationHandle(addr: _PointerLike) -> int:
     return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
-def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
-    """cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None
+def cuMemSetAccess(ptr: int | _PointerLike, size: int, desc: _PointerLike, count: int) -> None:
+    """cuMemSetAccess(ptr: int | _PointerLike, size: int, desc: _PointerLike, count: int) -> None
 
     Set the access flags for each location specified in desc for the given virtual address range.
 
@@ -13984,7 +14011,7 @@ def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
     C: CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemSetAccess", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemSetAccess", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemSetAccess", "size")
     if count.__class__ is not int or count >> 64:
@@ -14001,8 +14028,8 @@ def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemUnmap(ptr: int, size: int) -> None:
-    """cuMemUnmap(ptr: int, size: int) -> None
+def cuMemUnmap(ptr: int | _PointerLike, size: int) -> None:
+    """cuMemUnmap(ptr: int | _PointerLike, size: int) -> None
 
     Unmap the backing memory of a given address range.
 
@@ -14015,7 +14042,7 @@ def cuMemUnmap(ptr: int, size: int) -> None:
     C: CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemUnmap", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemUnmap", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemUnmap", "size")
     try:
@@ -14026,8 +14053,8 @@ def cuMemUnmap(ptr: int, size: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpy(dst: int, src: int, ByteCount: int) -> None:
-    """cuMemcpy(dst: int, src: int, ByteCount: int) -> None
+def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory.
 
@@ -14041,9 +14068,9 @@ def cuMemcpy(dst: int, src: int, ByteCount: int) -> None:
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.integer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
     if src.__class__ is not int or src >> 64:
-        src = _c.integer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
+        src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpy", "ByteCount")
     try:
@@ -14361,8 +14388,13 @@ def cuMemcpy3D_v2(pCopy: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+def cuMemcpyAsync(
+    dst: int | _PointerLike,
+    src: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
+) -> None:
+    """cuMemcpyAsync(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory asynchronously.
 
@@ -14377,9 +14409,9 @@ def cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _Handl
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.integer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
     if src.__class__ is not int or src >> 64:
-        src = _c.integer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
+        src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyAsync", "ByteCount")
     if hStream.__class__ is not CUstream:
@@ -14479,9 +14511,9 @@ def cuMemcpyAtoA_v2(
 
 
 def cuMemcpyAtoD(
-    dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
+    dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
 ) -> None:
-    """cuMemcpyAtoD(dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
+    """cuMemcpyAtoD(dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
 
     Copies memory from Array to Device.
 
@@ -14496,7 +14528,7 @@ def cuMemcpyAtoD(
     C: CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
@@ -14516,9 +14548,9 @@ def cuMemcpyAtoD(
 
 
 def cuMemcpyAtoD_v2(
-    dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
+    dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
 ) -> None:
-    """cuMemcpyAtoD_v2(dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
+    """cuMemcpyAtoD_v2(dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
 
     Copies memory from Array to Device.
 
@@ -14533,7 +14565,7 @@ def cuMemcpyAtoD_v2(
     C: CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
@@ -14717,9 +14749,9 @@ def cuMemcpyAtoH_v2(
 
 
 def cuMemcpyDtoA(
-    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int
+    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int
 ) -> None:
-    """cuMemcpyDtoA(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int) -> None
+    """cuMemcpyDtoA(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Array.
 
@@ -14736,7 +14768,7 @@ def cuMemcpyDtoA(
     if dstOffset.__class__ is not int or dstOffset >> 64:
         dstOffset = _c.integer(dstOffset, _range_size_t, "cuMemcpyDtoA", "dstOffset")
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoA", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14754,9 +14786,9 @@ def cuMemcpyDtoA(
 
 
 def cuMemcpyDtoA_v2(
-    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int
+    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int
 ) -> None:
-    """cuMemcpyDtoA_v2(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int) -> None
+    """cuMemcpyDtoA_v2(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Array.
 
@@ -14773,7 +14805,7 @@ def cuMemcpyDtoA_v2(
     if dstOffset.__class__ is not int or dstOffset >> 64:
         dstOffset = _c.integer(dstOffset, _range_size_t, "cuMemcpyDtoA_v2", "dstOffset")
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoA_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14790,8 +14822,10 @@ def cuMemcpyDtoA_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoD(
+    dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int
+) -> None:
+    """cuMemcpyDtoD(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Device.
 
@@ -14805,11 +14839,11 @@ def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14825,9 +14859,12 @@ def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
 
 
 def cuMemcpyDtoDAsync(
-    dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoDAsync(dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoDAsync(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Device.
 
@@ -14842,11 +14879,11 @@ def cuMemcpyDtoDAsync(
     C: CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14864,9 +14901,12 @@ def cuMemcpyDtoDAsync(
 
 
 def cuMemcpyDtoDAsync_v2(
-    dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoDAsync_v2(dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoDAsync_v2(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Device.
 
@@ -14881,11 +14921,11 @@ def cuMemcpyDtoDAsync_v2(
     C: CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14902,8 +14942,10 @@ def cuMemcpyDtoDAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoD_v2(
+    dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int
+) -> None:
+    """cuMemcpyDtoD_v2(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Device.
 
@@ -14917,11 +14959,11 @@ def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14936,8 +14978,8 @@ def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Host.
 
@@ -14951,7 +14993,7 @@ def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoH", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -14971,9 +15013,12 @@ def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
 
 
 def cuMemcpyDtoHAsync(
-    dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstHost: _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoHAsync(dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoHAsync(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Host.
 
@@ -14988,7 +15033,7 @@ def cuMemcpyDtoHAsync(
     C: CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoHAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15010,9 +15055,12 @@ def cuMemcpyDtoHAsync(
 
 
 def cuMemcpyDtoHAsync_v2(
-    dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstHost: _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoHAsync_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoHAsync_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Host.
 
@@ -15027,7 +15075,7 @@ def cuMemcpyDtoHAsync_v2(
     C: CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoHAsync_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15048,8 +15096,8 @@ def cuMemcpyDtoHAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Host.
 
@@ -15063,7 +15111,7 @@ def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> No
     C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoH_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15248,8 +15296,8 @@ def cuMemcpyHtoA_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
-    """cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None
+def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None
 
     Copies memory from Host to Device.
 
@@ -15263,7 +15311,7 @@ def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
     C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15283,9 +15331,12 @@ def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
 
 
 def cuMemcpyHtoDAsync(
-    dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcHost: _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyHtoDAsync(dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyHtoDAsync(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Host to Device.
 
@@ -15300,7 +15351,7 @@ def cuMemcpyHtoDAsync(
     C: CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15322,9 +15373,12 @@ def cuMemcpyHtoDAsync(
 
 
 def cuMemcpyHtoDAsync_v2(
-    dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcHost: _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyHtoDAsync_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyHtoDAsync_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Host to Device.
 
@@ -15339,7 +15393,7 @@ def cuMemcpyHtoDAsync_v2(
     C: CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15362,8 +15416,8 @@ def cuMemcpyHtoDAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
-    """cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None
+def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None
 
     Copies memory from Host to Device.
 
@@ -15377,7 +15431,7 @@ def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> No
     C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15397,13 +15451,13 @@ def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> No
 
 
 def cuMemcpyPeer(
-    dstDevice: int,
+    dstDevice: int | _PointerLike,
     dstContext: CUcontext | _HandleLike,
-    srcDevice: int,
+    srcDevice: int | _PointerLike,
     srcContext: CUcontext | _HandleLike,
     ByteCount: int,
 ) -> None:
-    """cuMemcpyPeer(dstDevice: int, dstContext: CUcontext | _HandleLike, srcDevice: int, srcContext: CUcontext | _HandleLike, ByteCount: int) -> None
+    """cuMemcpyPeer(dstDevice: int | _PointerLike, dstContext: CUcontext | _HandleLike, srcDevice: int | _PointerLike, srcContext: CUcontext | _HandleLike, ByteCount: int) -> None
 
     Copies device memory between two contexts.
 
@@ -15419,11 +15473,11 @@ def cuMemcpyPeer(
     C: CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15443,14 +15497,14 @@ def cuMemcpyPeer(
 
 
 def cuMemcpyPeerAsync(
-    dstDevice: int,
+    dstDevice: int | _PointerLike,
     dstContext: CUcontext | _HandleLike,
-    srcDevice: int,
+    srcDevice: int | _PointerLike,
     srcContext: CUcontext | _HandleLike,
     ByteCount: int,
     hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyPeerAsync(dstDevice: int, dstContext: CUcontext | _HandleLike, srcDevice: int, srcContext: CUcontext | _HandleLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyPeerAsync(dstDevice: int | _PointerLike, dstContext: CUcontext | _HandleLike, srcDevice: int | _PointerLike, srcContext: CUcontext | _HandleLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies device memory between two contexts asynchronously.
 
@@ -15467,11 +15521,11 @@ def cuMemcpyPeerAsync(
     C: CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15494,8 +15548,8 @@ def cuMemcpyPeerAsync(
         raise _error(err, _lib)
 
 
-def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
-    """cuMemsetD16(dstDevice: int, us: int, N: int) -> None
+def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
+    """cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None
 
     Initializes device memory.
 
@@ -15509,7 +15563,7 @@ def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
     C: CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -15524,8 +15578,10 @@ def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD16Async(
+    dstDevice: int | _PointerLike, us: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD16Async(dstDevice: int | _PointerLike, us: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -15540,7 +15596,7 @@ def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _Handl
     C: CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -15559,8 +15615,8 @@ def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _Handl
         raise _error(err, _lib)
 
 
-def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
-    """cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None
+def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
+    """cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None
 
     Initializes device memory.
 
@@ -15574,7 +15630,7 @@ def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
     C: CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -15589,8 +15645,10 @@ def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None
+def cuMemsetD2D16(
+    dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D16(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -15606,7 +15664,7 @@ def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: in
     C: CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15628,9 +15686,14 @@ def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: in
 
 
 def cuMemsetD2D16Async(
-    dstDevice: int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    us: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D16Async(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D16Async(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -15647,7 +15710,7 @@ def cuMemsetD2D16Async(
     C: CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15670,8 +15733,10 @@ def cuMemsetD2D16Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None
+def cuMemsetD2D16_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D16_v2(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -15687,7 +15752,7 @@ def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height:
     C: CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15708,8 +15773,10 @@ def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None
+def cuMemsetD2D32(
+    dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D32(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -15725,7 +15792,7 @@ def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: in
     C: CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15747,9 +15814,14 @@ def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: in
 
 
 def cuMemsetD2D32Async(
-    dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    ui: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D32Async(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D32Async(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -15766,7 +15838,7 @@ def cuMemsetD2D32Async(
     C: CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15789,8 +15861,10 @@ def cuMemsetD2D32Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None
+def cuMemsetD2D32_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D32_v2(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -15806,7 +15880,7 @@ def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height:
     C: CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15827,8 +15901,10 @@ def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None
+def cuMemsetD2D8(
+    dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D8(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -15844,7 +15920,7 @@ def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int
     C: CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15866,9 +15942,14 @@ def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int
 
 
 def cuMemsetD2D8Async(
-    dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    uc: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D8Async(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D8Async(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -15885,7 +15966,7 @@ def cuMemsetD2D8Async(
     C: CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15908,8 +15989,10 @@ def cuMemsetD2D8Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None
+def cuMemsetD2D8_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D8_v2(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -15925,7 +16008,7 @@ def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: 
     C: CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -15946,8 +16029,8 @@ def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: 
         raise _error(err, _lib)
 
 
-def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
-    """cuMemsetD32(dstDevice: int, ui: int, N: int) -> None
+def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
+    """cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None
 
     Initializes device memory.
 
@@ -15961,7 +16044,7 @@ def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
     C: CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -15976,8 +16059,10 @@ def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD32Async(
+    dstDevice: int | _PointerLike, ui: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD32Async(dstDevice: int | _PointerLike, ui: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -15992,7 +16077,7 @@ def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _Handl
     C: CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -16011,8 +16096,8 @@ def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _Handl
         raise _error(err, _lib)
 
 
-def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
-    """cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None
+def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
+    """cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16026,7 +16111,7 @@ def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
     C: CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -16041,8 +16126,8 @@ def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
-    """cuMemsetD8(dstDevice: int, uc: int, N: int) -> None
+def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
+    """cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16056,7 +16141,7 @@ def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
     C: CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -16071,8 +16156,10 @@ def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD8Async(
+    dstDevice: int | _PointerLike, uc: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD8Async(dstDevice: int | _PointerLike, uc: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -16087,7 +16174,7 @@ def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _Handle
     C: CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -16106,8 +16193,8 @@ def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _Handle
         raise _error(err, _lib)
 
 
-def cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None:
-    """cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None
+def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
+    """cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16121,7 +16208,7 @@ def cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None:
     C: CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -16760,8 +16847,10 @@ def cuMulticastAddDevice(mcHandle: int, dev: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, flags: int) -> None:
-    """cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, flags: int) -> None
+def cuMulticastBindAddr(
+    mcHandle: int, mcOffset: int, memptr: int | _PointerLike, size: int, flags: int
+) -> None:
+    """cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int | _PointerLike, size: int, flags: int) -> None
 
     Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -16779,7 +16868,7 @@ def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, fl
     if mcOffset.__class__ is not int or mcOffset >> 64:
         mcOffset = _c.integer(mcOffset, _range_size_t, "cuMulticastBindAddr", "mcOffset")
     if memptr.__class__ is not int or memptr >> 64:
-        memptr = _c.integer(
+        memptr = _c.device_pointer(
             memptr, _range_CUdeviceptr_unsigned_long_long, "cuMulticastBindAddr", "memptr"
         )
     if size.__class__ is not int or size >> 64:
@@ -17539,8 +17628,10 @@ def cuParamSetv(
         raise _error(err, _lib)
 
 
-def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int:
-    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int
+def cuPointerGetAttribute(
+    attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike
+) -> int | CUcontext | CUmemoryPool:
+    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike) -> int | CUcontext | CUmemoryPool
 
     Returns information about a pointer.
 
@@ -17551,7 +17642,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
     data comes back as the Python value of the type attribute selects.
 
     Values by attribute:
-        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
@@ -17567,7 +17658,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
         CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
         CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
@@ -17586,7 +17677,9 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
             attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
         )
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr"
+        )
     data = _c.attribute_storage(
         attribute, _CUpointer_attribute_enum_values, "cuPointerGetAttribute"
     )
@@ -17602,75 +17695,21 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
 
 
 def cuPointerGetAttributes(
-    numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int
-) -> None:
-    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int) -> None
+    numAttributes: int, attributes: _PointerLike, ptr: int | _PointerLike
+) -> list[int | CUcontext | CUmemoryPool]:
+    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, ptr: int | _PointerLike) -> list[int | CUcontext | CUmemoryPool]
 
     Returns information about a pointer.
 
     Parameters:
         numAttributes: Number of attributes to query
         attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)
-        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
         ptr: Pointer to query
 
-    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
+    data comes back as a list: the Python value of each of attributes, by its type.
 
-    C: CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
-    """
-    if numAttributes.__class__ is not int or numAttributes >> 32:
-        numAttributes = _c.integer(
-            numAttributes, _range_unsigned_int, "cuPointerGetAttributes", "numAttributes"
-        )
-    if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(
-            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
-        )
-    if attributes.__class__ is not int:
-        attributes = _c.ref(
-            attributes,
-            c_uint,
-            "attributes",
-            True,
-            numAttributes,
-            "cuPointerGetAttributes: numAttributes",
-        )
-    elif attributes >> 64:
-        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
-    if data.__class__ is not int:
-        data = _c.pointer(
-            data,
-            "data",
-            True,
-            _c.elements(numAttributes, _c.POINTER_SIZE),
-            "cuPointerGetAttributes: numAttributes pointers",
-        )
-    elif data >> 64:
-        raise _c.address_error(data, "cuPointerGetAttributes", "data")
-    try:
-        err = _cuPointerGetAttributes(numAttributes, attributes, data, ptr)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
-        ) from None
-    if err:
-        raise _error(err, _lib)
-
-
-def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None:
-    """cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None
-
-    Set attributes on a previously allocated memory region.
-
-    Parameters:
-        value: the attribute's value (below)
-        attribute: Pointer attribute to set
-        ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
-
-    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12040.cuPointerSetAttribute.
-
-    Values by attribute:
-        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+    Values by attributes:
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
@@ -17686,7 +17725,85 @@ def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int,
         CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
         CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
+
+    Returns:
+        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
+
+    C: CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
+    """
+    if numAttributes.__class__ is not int or numAttributes >> 32:
+        numAttributes = _c.integer(
+            numAttributes, _range_unsigned_int, "cuPointerGetAttributes", "numAttributes"
+        )
+    if ptr.__class__ is not int or ptr >> 64:
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
+        )
+    if attributes.__class__ is not int:
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cuPointerGetAttributes: numAttributes",
+        )
+    elif attributes >> 64:
+        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
+    data = _c.attribute_storages(
+        attributes, _CUpointer_attribute_enum_values, "cuPointerGetAttributes", None, numAttributes
+    )
+    try:
+        err = _cuPointerGetAttributes(numAttributes, attributes, _c.byref(data), ptr)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return _c.attribute_results(data, attributes, _CUpointer_attribute_enum_values)
+
+
+def cuPointerSetAttribute(
+    value: int | CUcontext | CUmemoryPool,
+    attribute: CUpointer_attribute_enum | int,
+    ptr: int | _PointerLike,
+) -> None:
+    """cuPointerSetAttribute(value: int | CUcontext | CUmemoryPool, attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike) -> None
+
+    Set attributes on a previously allocated memory region.
+
+    Parameters:
+        value: the attribute's value (below)
+        attribute: Pointer attribute to set
+        ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
+
+    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12040.cuPointerSetAttribute.
+
+    Values by attribute:
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
@@ -17702,7 +17819,9 @@ def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int,
             attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
         )
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr"
+        )
     value = _c.attribute_value(
         value, attribute, _CUpointer_attribute_enum_values, "cuPointerSetAttribute", "value"
     )
@@ -17818,9 +17937,9 @@ def cuStreamAddCallback(
 
 
 def cuStreamAttachMemAsync(
-    hStream: CUstream | _HandleLike, dptr: int, length: int, flags: int
+    hStream: CUstream | _HandleLike, dptr: int | _PointerLike, length: int, flags: int
 ) -> None:
-    """cuStreamAttachMemAsync(hStream: CUstream | _HandleLike, dptr: int, length: int, flags: int) -> None
+    """cuStreamAttachMemAsync(hStream: CUstream | _HandleLike, dptr: int | _PointerLike, length: int, flags: int) -> None
 
     Attach memory to a stream asynchronously.
 
@@ -17835,7 +17954,7 @@ def cuStreamAttachMemAsync(
     C: CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuStreamAttachMemAsync", "dptr"
         )
     if length.__class__ is not int or length >> 64:
@@ -18919,8 +19038,10 @@ def cuStreamWaitEvent(
         raise _error(err, _lib)
 
 
-def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWaitValue32(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -18935,7 +19056,7 @@ def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, f
     C: CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue32", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -18955,9 +19076,9 @@ def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, f
 
 
 def cuStreamWaitValue32_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWaitValue32_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWaitValue32_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -18972,7 +19093,7 @@ def cuStreamWaitValue32_v2(
     C: CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue32_v2", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -18991,8 +19112,10 @@ def cuStreamWaitValue32_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWaitValue64(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -19007,7 +19130,7 @@ def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, f
     C: CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue64", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -19027,9 +19150,9 @@ def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, f
 
 
 def cuStreamWaitValue64_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWaitValue64_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWaitValue64_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -19044,7 +19167,7 @@ def cuStreamWaitValue64_v2(
     C: CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue64_v2", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -19065,8 +19188,10 @@ def cuStreamWaitValue64_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWriteValue32(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -19081,7 +19206,7 @@ def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, 
     C: CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -19101,9 +19226,9 @@ def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, 
 
 
 def cuStreamWriteValue32_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWriteValue32_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWriteValue32_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -19118,7 +19243,7 @@ def cuStreamWriteValue32_v2(
     C: CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -19139,8 +19264,10 @@ def cuStreamWriteValue32_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWriteValue64(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -19155,7 +19282,7 @@ def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, 
     C: CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -19175,9 +19302,9 @@ def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, 
 
 
 def cuStreamWriteValue64_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWriteValue64_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWriteValue64_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -19192,7 +19319,7 @@ def cuStreamWriteValue64_v2(
     C: CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -20432,8 +20559,10 @@ def cuTexRefGetMipmappedArray(hTexRef: CUtexref | _HandleLike) -> CUmipmappedArr
     return phMipmappedArray
 
 
-def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int:
-    """cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int
+def cuTexRefSetAddress(
+    hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int
+) -> int:
+    """cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int) -> int
 
     Binds an address as a texture reference.
 
@@ -20453,7 +20582,9 @@ def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) 
     """
     _c.deprecated("cuTexRefSetAddress", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress", "dptr"
+        )
     if bytes_.__class__ is not int or bytes_ >> 64:
         bytes_ = _c.integer(bytes_, _range_size_t, "cuTexRefSetAddress", "bytes_")
     if hTexRef.__class__ is not CUtexref:
@@ -20475,9 +20606,9 @@ def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) 
 
 
 def cuTexRefSetAddress2D(
-    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int
+    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int
 ) -> None:
-    """cuTexRefSetAddress2D(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int) -> None
+    """cuTexRefSetAddress2D(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int) -> None
 
     Binds an address as a 2D texture reference.
 
@@ -20495,7 +20626,7 @@ def cuTexRefSetAddress2D(
     """
     _c.deprecated("cuTexRefSetAddress2D", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress2D", "dptr"
         )
     if Pitch.__class__ is not int or Pitch >> 64:
@@ -20519,9 +20650,9 @@ def cuTexRefSetAddress2D(
 
 
 def cuTexRefSetAddress2D_v3(
-    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int
+    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int
 ) -> None:
-    """cuTexRefSetAddress2D_v3(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int) -> None
+    """cuTexRefSetAddress2D_v3(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int) -> None
 
     Binds an address as a 2D texture reference.
 
@@ -20539,7 +20670,7 @@ def cuTexRefSetAddress2D_v3(
     """
     _c.deprecated("cuTexRefSetAddress2D_v3", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress2D_v3", "dptr"
         )
     if Pitch.__class__ is not int or Pitch >> 64:
@@ -20597,8 +20728,10 @@ def cuTexRefSetAddressMode(
         raise _error(err, _lib)
 
 
-def cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int:
-    """cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int
+def cuTexRefSetAddress_v2(
+    hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int
+) -> int:
+    """cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int) -> int
 
     Binds an address as a texture reference.
 
@@ -20618,7 +20751,7 @@ def cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: in
     """
     _c.deprecated("cuTexRefSetAddress_v2", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress_v2", "dptr"
         )
     if bytes_.__class__ is not int or bytes_ >> 64:
@@ -21147,3 +21280,9 @@ def cuWaitExternalSemaphoresAsync(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+# The compiled backend's C functions stand for the functions above where it has them
+# (cudart._checked.compile_checked); these stay, as `_reference`, for the rest.
+if _compiled:
+    _c.compile_checked(globals(), _lib)

@@ -134,6 +134,7 @@ from .driver_12090 import (
     CUmemAllocationHandleType_enum,
     CUmemAllocationProp,
     CUmemDecompressParams,
+    CUmemFabricHandle,
     CUmemGenericAllocationHandle,
     CUmemLocation,
     CUmemLocationType_enum,
@@ -1190,30 +1191,32 @@ _CUmem_range_attribute_enum_values: _c.AttributeTable[int | list[int]] = _c.Attr
         8: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
     }
 )
-_CUpointer_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
-    {
-        1: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_CONTEXT
-        2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
-        4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
-        5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
-        6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-        7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
-        8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
-        9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
-        11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
-        12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
-        13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
-        14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
-        15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
-        16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
-        17: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
-        18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
-        19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
-        20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
-        21: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
-    }
+_CUpointer_attribute_enum_values: _c.AttributeTable[int | CUcontext | CUmemoryPool] = (
+    _c.AttributeTable(
+        {
+            1: _c.AttributeValue(CUcontext),  # CU_POINTER_ATTRIBUTE_CONTEXT
+            2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+            3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+            4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+            5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+            6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+            7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+            8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+            9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+            10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+            11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+            12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+            13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
+            14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+            15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+            16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+            17: _c.AttributeValue(CUmemoryPool),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+            18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+            19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+            20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+            21: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+        }
+    )
 )
 
 
@@ -2452,8 +2455,10 @@ _CUlimit_enum_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 _CUmem_advise_enum_members = frozenset((1, 2, 3, 4, 5, 6))
 _CUmem_range_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _CUmemAllocationGranularity_flags_enum_members = frozenset((0, 1))
+_CUmemAllocationHandleType_enum_handles = {1: c_int, 2: c_void_p, 4: c_uint, 8: CUmemFabricHandle}
 _CUmemAllocationHandleType_enum_members = frozenset((0, 1, 2, 4, 8, 2147483647))
 _CUmemPool_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
+_CUmemRangeHandleType_enum_handles = {1: c_int}
 _CUmemRangeHandleType_enum_members = frozenset((1, 2147483647))
 _CUmulticastGranularity_flags_enum_members = frozenset((0, 1))
 _CUpointer_attribute_enum_members = frozenset(
@@ -7385,9 +7390,12 @@ def cuGraphAddMemAllocNode(
 
 
 def cuGraphAddMemFreeNode(
-    hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int
+    hGraph: CUgraph | _HandleLike,
+    dependencies: _PointerLike,
+    numDependencies: int,
+    dptr: int | _PointerLike,
 ) -> CUgraphNode:
-    """cuGraphAddMemFreeNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int) -> CUgraphNode
+    """cuGraphAddMemFreeNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, dptr: int | _PointerLike) -> CUgraphNode
 
     Creates a memory free node and adds it to a graph.
 
@@ -7409,7 +7417,7 @@ def cuGraphAddMemFreeNode(
             numDependencies, _range_size_t, "cuGraphAddMemFreeNode", "numDependencies"
         )
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuGraphAddMemFreeNode", "dptr"
         )
     if hGraph.__class__ is not CUgraph:
@@ -10874,8 +10882,8 @@ def cuInit(Flags: int) -> None:
         raise _error(err, _lib)
 
 
-def cuIpcCloseMemHandle(dptr: int) -> None:
-    """cuIpcCloseMemHandle(dptr: int) -> None
+def cuIpcCloseMemHandle(dptr: int | _PointerLike) -> None:
+    """cuIpcCloseMemHandle(dptr: int | _PointerLike) -> None
 
     Attempts to close memory mapped with cuIpcOpenMemHandle.
 
@@ -10887,7 +10895,7 @@ def cuIpcCloseMemHandle(dptr: int) -> None:
     C: CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcCloseMemHandle", "dptr"
         )
     try:
@@ -10925,8 +10933,8 @@ def cuIpcGetEventHandle(event: CUevent | _HandleLike) -> CUipcEventHandle:
     return pHandle
 
 
-def cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle:
-    """cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle
+def cuIpcGetMemHandle(dptr: int | _PointerLike) -> CUipcMemHandle:
+    """cuIpcGetMemHandle(dptr: int | _PointerLike) -> CUipcMemHandle
 
     Gets an interprocess memory handle for an existing device memory allocation.
 
@@ -10941,7 +10949,9 @@ def cuIpcGetMemHandle(dptr: int) -> CUipcMemHandle:
     C: CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcGetMemHandle", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuIpcGetMemHandle", "dptr"
+        )
     pHandle = CUipcMemHandle()
     try:
         err = _cuIpcGetMemHandle(pHandle, dptr)
@@ -12784,8 +12794,8 @@ def cuLogsUnregisterCallback(callback: CUlogsCallbackHandle | _HandleLike) -> No
     _c.destroyed(callback, "CUlogsCallbackHandle", "cuLogsUnregisterCallback")
 
 
-def cuMemAddressFree(ptr: int, size: int) -> None:
-    """cuMemAddressFree(ptr: int, size: int) -> None
+def cuMemAddressFree(ptr: int | _PointerLike, size: int) -> None:
+    """cuMemAddressFree(ptr: int | _PointerLike, size: int) -> None
 
     Free an address range reservation.
 
@@ -12798,7 +12808,9 @@ def cuMemAddressFree(ptr: int, size: int) -> None:
     C: CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressFree", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressFree", "ptr"
+        )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemAddressFree", "size")
     try:
@@ -12809,8 +12821,8 @@ def cuMemAddressFree(ptr: int, size: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int:
-    """cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
+def cuMemAddressReserve(size: int, alignment: int, addr: int | _PointerLike, flags: int) -> int:
+    """cuMemAddressReserve(size: int, alignment: int, addr: int | _PointerLike, flags: int) -> int
 
     Allocate an address range reservation.
 
@@ -12832,7 +12844,7 @@ def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
     if alignment.__class__ is not int or alignment >> 64:
         alignment = _c.integer(alignment, _range_size_t, "cuMemAddressReserve", "alignment")
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuMemAddressReserve", "addr"
         )
     if flags.__class__ is not int or flags >> 64:
@@ -12849,8 +12861,10 @@ def cuMemAddressReserve(size: int, alignment: int, addr: int, flags: int) -> int
     return ptr.value
 
 
-def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device: int) -> None:
-    """cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device: int) -> None
+def cuMemAdvise(
+    devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, device: int
+) -> None:
+    """cuMemAdvise(devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, device: int) -> None
 
     Advise about the usage of a given memory range.
 
@@ -12865,7 +12879,9 @@ def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device
     C: CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise", "devPtr")
+        devPtr = _c.device_pointer(
+            devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise", "devPtr"
+        )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
     if advice.__class__ is not CUmem_advise_enum and (
@@ -12885,9 +12901,9 @@ def cuMemAdvise(devPtr: int, count: int, advice: CUmem_advise_enum | int, device
 
 
 def cuMemAdvise_v2(
-    devPtr: int, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation
+    devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation
 ) -> None:
-    """cuMemAdvise_v2(devPtr: int, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation) -> None
+    """cuMemAdvise_v2(devPtr: int | _PointerLike, count: int, advice: CUmem_advise_enum | int, location: CUmemLocation) -> None
 
     Advise about the usage of a given memory range.
 
@@ -12902,7 +12918,7 @@ def cuMemAdvise_v2(
     C: CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemAdvise_v2", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -13299,20 +13315,19 @@ def cuMemCreate(size: int, prop: _PointerLike, flags: int) -> int:
 
 
 def cuMemExportToShareableHandle(
-    shareableHandle: _PointerLike,
-    handle: int,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemExportToShareableHandle(shareableHandle: _PointerLike, handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int | CUmemFabricHandle:
+    """cuMemExportToShareableHandle(handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int | CUmemFabricHandle
 
     Exports an allocation to a requested shareable handle type.
 
     Parameters:
-        shareableHandle: Pointer to the location in which to store the requested handle type
         handle: CUDA handle for the memory allocation
         handleType: Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
         flags: Reserved, must be zero
+
+    Returns:
+        shareableHandle: Pointer to the location in which to store the requested handle type (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int, CU_MEM_HANDLE_TYPE_FABRIC: CUmemFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -13331,13 +13346,12 @@ def cuMemExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemExportToShareableHandle", "flags"
         )
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(shareableHandle, "cuMemExportToShareableHandle", "shareableHandle")
     handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
+    shareableHandle = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemExportToShareableHandle"
+    )
     try:
-        err = _cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
+        err = _cuMemExportToShareableHandle(_c.byref(shareableHandle), handle, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -13346,10 +13360,11 @@ def cuMemExportToShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(shareableHandle)
 
 
-def cuMemFree(dptr: int) -> None:
-    """cuMemFree(dptr: int) -> None
+def cuMemFree(dptr: int | _PointerLike) -> None:
+    """cuMemFree(dptr: int | _PointerLike) -> None
 
     Frees device memory.
 
@@ -13361,7 +13376,7 @@ def cuMemFree(dptr: int) -> None:
     C: CUresult cuMemFree_v2(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree", "dptr")
+        dptr = _c.device_pointer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree", "dptr")
     try:
         err = _cuMemFree(dptr)
     except _ArgumentError as exc:
@@ -13370,8 +13385,8 @@ def cuMemFree(dptr: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None
+def cuMemFreeAsync(dptr: int | _PointerLike, hStream: CUstream | _HandleLike) -> None:
+    """cuMemFreeAsync(dptr: int | _PointerLike, hStream: CUstream | _HandleLike) -> None
 
     Frees memory with stream ordered semantics.
 
@@ -13384,7 +13399,9 @@ def cuMemFreeAsync(dptr: int, hStream: CUstream | _HandleLike) -> None:
     C: CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFreeAsync", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFreeAsync", "dptr"
+        )
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
     try:
@@ -13425,8 +13442,8 @@ def cuMemFreeHost(p: _PointerLike) -> None:
     _c.host_freed(p)
 
 
-def cuMemFree_v2(dptr: int) -> None:
-    """cuMemFree_v2(dptr: int) -> None
+def cuMemFree_v2(dptr: int | _PointerLike) -> None:
+    """cuMemFree_v2(dptr: int | _PointerLike) -> None
 
     Frees device memory.
 
@@ -13438,7 +13455,9 @@ def cuMemFree_v2(dptr: int) -> None:
     C: CUresult cuMemFree_v2(CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree_v2", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemFree_v2", "dptr"
+        )
     try:
         err = _cuMemFree_v2(dptr)
     except _ArgumentError as exc:
@@ -13447,8 +13466,8 @@ def cuMemFree_v2(dptr: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
-    """cuMemGetAccess(location: _PointerLike, ptr: int) -> int
+def cuMemGetAccess(location: _PointerLike, ptr: int | _PointerLike) -> int:
+    """cuMemGetAccess(location: _PointerLike, ptr: int | _PointerLike) -> int
 
     Get the access flags set for the given location and ptr.
 
@@ -13464,7 +13483,7 @@ def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
     C: CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAccess", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAccess", "ptr")
     if location.__class__ is not int:
         location = _c.ref(
             location, CUmemLocation, "location", False, 1, "cuMemGetAccess: the record"
@@ -13485,8 +13504,8 @@ def cuMemGetAccess(location: _PointerLike, ptr: int) -> int:
     return flags
 
 
-def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
-    """cuMemGetAddressRange(dptr: int) -> tuple[int, int]
+def cuMemGetAddressRange(dptr: int | _PointerLike) -> tuple[int, int]:
+    """cuMemGetAddressRange(dptr: int | _PointerLike) -> tuple[int, int]
 
     Get information on memory allocations.
 
@@ -13502,7 +13521,7 @@ def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
     C: CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAddressRange", "dptr"
         )
     pbase = CUdeviceptr()
@@ -13516,8 +13535,8 @@ def cuMemGetAddressRange(dptr: int) -> tuple[int, int]:
     return pbase.value, psize.value
 
 
-def cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]:
-    """cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]
+def cuMemGetAddressRange_v2(dptr: int | _PointerLike) -> tuple[int, int]:
+    """cuMemGetAddressRange_v2(dptr: int | _PointerLike) -> tuple[int, int]
 
     Get information on memory allocations.
 
@@ -13533,7 +13552,7 @@ def cuMemGetAddressRange_v2(dptr: int) -> tuple[int, int]:
     C: CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetAddressRange_v2", "dptr"
         )
     pbase = CUdeviceptr()
@@ -13627,29 +13646,27 @@ def cuMemGetAllocationPropertiesFromHandle(handle: int) -> CUmemAllocationProp:
 
 
 def cuMemGetHandleForAddressRange(
-    handle: _PointerLike,
-    dptr: int,
-    size: int,
-    handleType: CUmemRangeHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemGetHandleForAddressRange(handle: _PointerLike, dptr: int, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> None
+    dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int
+) -> int:
+    """cuMemGetHandleForAddressRange(dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> int
 
     Retrieve handle for an address range.
 
     Parameters:
-        handle: Pointer to the location where the returned handle will be stored.
         dptr: Pointer to a valid CUDA device allocation.
         size: Length of the address range.
         handleType: Type of handle requested (defines type and size of the handle output parameter)
         flags: When requesting CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0.
+
+    Returns:
+        handle: Pointer to the location where the returned handle will be stored. (by handleType: CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: int)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED.
 
     C: CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuMemGetHandleForAddressRange", "dptr"
         )
     if size.__class__ is not int or size >> 64:
@@ -13667,18 +13684,18 @@ def cuMemGetHandleForAddressRange(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemGetHandleForAddressRange", "flags"
         )
-    if handle.__class__ is not int:
-        handle = _c.pointer(handle, "handle", True)
-    elif handle >> 64:
-        raise _c.address_error(handle, "cuMemGetHandleForAddressRange", "handle")
+    handle = _c.shareable_handle_storage(
+        handleType, _CUmemRangeHandleType_enum_handles, "cuMemGetHandleForAddressRange"
+    )
     try:
-        err = _cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags)
+        err = _cuMemGetHandleForAddressRange(_c.byref(handle), dptr, size, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemGetHandleForAddressRange", ("handle", "dptr", "size", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle)
 
 
 def cuMemGetInfo() -> tuple[int, int]:
@@ -13996,8 +14013,8 @@ def cuMemImportFromShareableHandle(
     return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
-def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
-    """cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None
+def cuMemMap(ptr: int | _PointerLike, size: int, offset: int, handle: int, flags: int) -> None:
+    """cuMemMap(ptr: int | _PointerLike, size: int, offset: int, handle: int, flags: int) -> None
 
     Maps an allocation handle to a reserved virtual address range.
 
@@ -14013,7 +14030,7 @@ def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
     C: CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemMap", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemMap", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemMap", "size")
     if offset.__class__ is not int or offset >> 64:
@@ -14120,8 +14137,8 @@ def cuMemPoolDestroy(pool: CUmemoryPool | _HandleLike) -> None:
     _c.destroyed(pool, "CUmemoryPool", "cuMemPoolDestroy")
 
 
-def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
-    """cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData
+def cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData:
+    """cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData
 
     Export data to share a memory pool allocation between processes.
 
@@ -14136,7 +14153,7 @@ def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
     C: CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(
+        ptr = _c.device_pointer(
             ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemPoolExportPointer", "ptr"
         )
     shareData_out = CUmemPoolPtrExportData()
@@ -14150,20 +14167,19 @@ def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
 
 
 def cuMemPoolExportToShareableHandle(
-    handle_out: _PointerLike,
-    pool: CUmemoryPool | _HandleLike,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemPoolExportToShareableHandle(handle_out: _PointerLike, pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int | CUmemFabricHandle:
+    """cuMemPoolExportToShareableHandle(pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int | CUmemFabricHandle
 
     Exports a memory pool to the requested handle type.
 
     Parameters:
-        handle_out: Returned OS handle
         pool: pool to export
         handleType: the type of handle to create
         flags: must be 0
+
+    Returns:
+        handle_out: Returned OS handle (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int, CU_MEM_HANDLE_TYPE_FABRIC: CUmemFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -14182,20 +14198,20 @@ def cuMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemPoolExportToShareableHandle", "flags"
         )
-    if handle_out.__class__ is not int:
-        handle_out = _c.pointer(handle_out, "handle_out", True)
-    elif handle_out >> 64:
-        raise _c.address_error(handle_out, "cuMemPoolExportToShareableHandle", "handle_out")
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
+    handle_out = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemPoolExportToShareableHandle"
+    )
     try:
-        err = _cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
+        err = _cuMemPoolExportToShareableHandle(_c.byref(handle_out), pool, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemPoolExportToShareableHandle", ("handle_out", "pool", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle_out)
 
 
 def cuMemPoolGetAccess(
@@ -14482,9 +14498,9 @@ def cuMemPoolTrimTo(pool: CUmemoryPool | _HandleLike, minBytesToKeep: int) -> No
 
 
 def cuMemPrefetchAsync(
-    devPtr: int, count: int, dstDevice: int, hStream: CUstream | _HandleLike
+    devPtr: int | _PointerLike, count: int, dstDevice: int, hStream: CUstream | _HandleLike
 ) -> None:
-    """cuMemPrefetchAsync(devPtr: int, count: int, dstDevice: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemPrefetchAsync(devPtr: int | _PointerLike, count: int, dstDevice: int, hStream: CUstream | _HandleLike) -> None
 
     Prefetches memory to the specified destination device.
 
@@ -14499,7 +14515,7 @@ def cuMemPrefetchAsync(
     C: CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemPrefetchAsync", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -14519,9 +14535,13 @@ def cuMemPrefetchAsync(
 
 
 def cuMemPrefetchAsync_v2(
-    devPtr: int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike
+    devPtr: int | _PointerLike,
+    count: int,
+    location: CUmemLocation,
+    flags: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemPrefetchAsync_v2(devPtr: int, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemPrefetchAsync_v2(devPtr: int | _PointerLike, count: int, location: CUmemLocation, flags: int, hStream: CUstream | _HandleLike) -> None
 
     Prefetches memory to the specified destination location.
 
@@ -14537,7 +14557,7 @@ def cuMemPrefetchAsync_v2(
     C: CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)
     """
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemPrefetchAsync_v2", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -14557,9 +14577,12 @@ def cuMemPrefetchAsync_v2(
 
 
 def cuMemRangeGetAttribute(
-    dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int
+    dataSize: int,
+    attribute: CUmem_range_attribute_enum | int,
+    devPtr: int | _PointerLike,
+    count: int,
 ) -> int | list[int]:
-    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int) -> int | list[int]
+    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int | _PointerLike, count: int) -> int | list[int]
 
     Query an attribute of a given memory range.
 
@@ -14597,7 +14620,7 @@ def cuMemRangeGetAttribute(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemRangeGetAttribute", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -14617,9 +14640,13 @@ def cuMemRangeGetAttribute(
 
 
 def cuMemRangeGetAttributes(
-    dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int
+    dataSizes: _PointerLike,
+    attributes: _PointerLike,
+    numAttributes: int,
+    devPtr: int | _PointerLike,
+    count: int,
 ) -> list[int | list[int]]:
-    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int) -> list[int | list[int]]
+    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int | _PointerLike, count: int) -> list[int | list[int]]
 
     Query attributes of a given memory range.
 
@@ -14654,7 +14681,7 @@ def cuMemRangeGetAttributes(
             numAttributes, _range_size_t, "cuMemRangeGetAttributes", "numAttributes"
         )
     if devPtr.__class__ is not int or devPtr >> 64:
-        devPtr = _c.integer(
+        devPtr = _c.device_pointer(
             devPtr, _range_CUdeviceptr_unsigned_long_long, "cuMemRangeGetAttributes", "devPtr"
         )
     if count.__class__ is not int or count >> 64:
@@ -14759,8 +14786,8 @@ def cuMemRetainAllocationHandle(addr: _PointerLike) -> int:
     return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
-def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
-    """cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None
+def cuMemSetAccess(ptr: int | _PointerLike, size: int, desc: _PointerLike, count: int) -> None:
+    """cuMemSetAccess(ptr: int | _PointerLike, size: int, desc: _PointerLike, count: int) -> None
 
     Set the access flags for each location specified in desc for the given virtual address range.
 
@@ -14775,7 +14802,7 @@ def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
     C: CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemSetAccess", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemSetAccess", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemSetAccess", "size")
     if count.__class__ is not int or count >> 64:
@@ -14792,8 +14819,8 @@ def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemUnmap(ptr: int, size: int) -> None:
-    """cuMemUnmap(ptr: int, size: int) -> None
+def cuMemUnmap(ptr: int | _PointerLike, size: int) -> None:
+    """cuMemUnmap(ptr: int | _PointerLike, size: int) -> None
 
     Unmap the backing memory of a given address range.
 
@@ -14806,7 +14833,7 @@ def cuMemUnmap(ptr: int, size: int) -> None:
     C: CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     """
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemUnmap", "ptr")
+        ptr = _c.device_pointer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuMemUnmap", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemUnmap", "size")
     try:
@@ -14817,8 +14844,8 @@ def cuMemUnmap(ptr: int, size: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpy(dst: int, src: int, ByteCount: int) -> None:
-    """cuMemcpy(dst: int, src: int, ByteCount: int) -> None
+def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory.
 
@@ -14832,9 +14859,9 @@ def cuMemcpy(dst: int, src: int, ByteCount: int) -> None:
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.integer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
     if src.__class__ is not int or src >> 64:
-        src = _c.integer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
+        src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpy", "ByteCount")
     try:
@@ -15200,8 +15227,13 @@ def cuMemcpy3D_v2(pCopy: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+def cuMemcpyAsync(
+    dst: int | _PointerLike,
+    src: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
+) -> None:
+    """cuMemcpyAsync(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory asynchronously.
 
@@ -15216,9 +15248,9 @@ def cuMemcpyAsync(dst: int, src: int, ByteCount: int, hStream: CUstream | _Handl
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.integer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
     if src.__class__ is not int or src >> 64:
-        src = _c.integer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
+        src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyAsync", "ByteCount")
     if hStream.__class__ is not CUstream:
@@ -15318,9 +15350,9 @@ def cuMemcpyAtoA_v2(
 
 
 def cuMemcpyAtoD(
-    dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
+    dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
 ) -> None:
-    """cuMemcpyAtoD(dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
+    """cuMemcpyAtoD(dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
 
     Copies memory from Array to Device.
 
@@ -15335,7 +15367,7 @@ def cuMemcpyAtoD(
     C: CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
@@ -15355,9 +15387,9 @@ def cuMemcpyAtoD(
 
 
 def cuMemcpyAtoD_v2(
-    dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
+    dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int
 ) -> None:
-    """cuMemcpyAtoD_v2(dstDevice: int, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
+    """cuMemcpyAtoD_v2(dstDevice: int | _PointerLike, srcArray: CUarray | _HandleLike, srcOffset: int, ByteCount: int) -> None
 
     Copies memory from Array to Device.
 
@@ -15372,7 +15404,7 @@ def cuMemcpyAtoD_v2(
     C: CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
@@ -15649,9 +15681,9 @@ def cuMemcpyBatchAsync(
 
 
 def cuMemcpyDtoA(
-    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int
+    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int
 ) -> None:
-    """cuMemcpyDtoA(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int) -> None
+    """cuMemcpyDtoA(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Array.
 
@@ -15668,7 +15700,7 @@ def cuMemcpyDtoA(
     if dstOffset.__class__ is not int or dstOffset >> 64:
         dstOffset = _c.integer(dstOffset, _range_size_t, "cuMemcpyDtoA", "dstOffset")
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoA", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15686,9 +15718,9 @@ def cuMemcpyDtoA(
 
 
 def cuMemcpyDtoA_v2(
-    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int
+    dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int
 ) -> None:
-    """cuMemcpyDtoA_v2(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int, ByteCount: int) -> None
+    """cuMemcpyDtoA_v2(dstArray: CUarray | _HandleLike, dstOffset: int, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Array.
 
@@ -15705,7 +15737,7 @@ def cuMemcpyDtoA_v2(
     if dstOffset.__class__ is not int or dstOffset >> 64:
         dstOffset = _c.integer(dstOffset, _range_size_t, "cuMemcpyDtoA_v2", "dstOffset")
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoA_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15722,8 +15754,10 @@ def cuMemcpyDtoA_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoD(
+    dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int
+) -> None:
+    """cuMemcpyDtoD(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Device.
 
@@ -15737,11 +15771,11 @@ def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15757,9 +15791,12 @@ def cuMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
 
 
 def cuMemcpyDtoDAsync(
-    dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoDAsync(dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoDAsync(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Device.
 
@@ -15774,11 +15811,11 @@ def cuMemcpyDtoDAsync(
     C: CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15796,9 +15833,12 @@ def cuMemcpyDtoDAsync(
 
 
 def cuMemcpyDtoDAsync_v2(
-    dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoDAsync_v2(dstDevice: int, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoDAsync_v2(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Device.
 
@@ -15813,11 +15853,11 @@ def cuMemcpyDtoDAsync_v2(
     C: CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15834,8 +15874,10 @@ def cuMemcpyDtoDAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoD_v2(
+    dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int
+) -> None:
+    """cuMemcpyDtoD_v2(dstDevice: int | _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Device.
 
@@ -15849,11 +15891,11 @@ def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15868,8 +15910,8 @@ def cuMemcpyDtoD_v2(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Host.
 
@@ -15883,7 +15925,7 @@ def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
     C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoH", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15903,9 +15945,12 @@ def cuMemcpyDtoH(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
 
 
 def cuMemcpyDtoHAsync(
-    dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstHost: _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoHAsync(dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoHAsync(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Host.
 
@@ -15920,7 +15965,7 @@ def cuMemcpyDtoHAsync(
     C: CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoHAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15942,9 +15987,12 @@ def cuMemcpyDtoHAsync(
 
 
 def cuMemcpyDtoHAsync_v2(
-    dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike
+    dstHost: _PointerLike,
+    srcDevice: int | _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyDtoHAsync_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyDtoHAsync_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Device to Host.
 
@@ -15959,7 +16007,7 @@ def cuMemcpyDtoHAsync_v2(
     C: CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoHAsync_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -15980,8 +16028,8 @@ def cuMemcpyDtoHAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None:
-    """cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> None
+def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int | _PointerLike, ByteCount: int) -> None
 
     Copies memory from Device to Host.
 
@@ -15995,7 +16043,7 @@ def cuMemcpyDtoH_v2(dstHost: _PointerLike, srcDevice: int, ByteCount: int) -> No
     C: CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     """
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoH_v2", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16180,8 +16228,8 @@ def cuMemcpyHtoA_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
-    """cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None
+def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None
 
     Copies memory from Host to Device.
 
@@ -16195,7 +16243,7 @@ def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
     C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16215,9 +16263,12 @@ def cuMemcpyHtoD(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
 
 
 def cuMemcpyHtoDAsync(
-    dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcHost: _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyHtoDAsync(dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyHtoDAsync(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Host to Device.
 
@@ -16232,7 +16283,7 @@ def cuMemcpyHtoDAsync(
     C: CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16254,9 +16305,12 @@ def cuMemcpyHtoDAsync(
 
 
 def cuMemcpyHtoDAsync_v2(
-    dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    srcHost: _PointerLike,
+    ByteCount: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyHtoDAsync_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyHtoDAsync_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies memory from Host to Device.
 
@@ -16271,7 +16325,7 @@ def cuMemcpyHtoDAsync_v2(
     C: CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16294,8 +16348,8 @@ def cuMemcpyHtoDAsync_v2(
         raise _error(err, _lib)
 
 
-def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None:
-    """cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> None
+def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None:
+    """cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount: int) -> None
 
     Copies memory from Host to Device.
 
@@ -16309,7 +16363,7 @@ def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> No
     C: CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16329,13 +16383,13 @@ def cuMemcpyHtoD_v2(dstDevice: int, srcHost: _PointerLike, ByteCount: int) -> No
 
 
 def cuMemcpyPeer(
-    dstDevice: int,
+    dstDevice: int | _PointerLike,
     dstContext: CUcontext | _HandleLike,
-    srcDevice: int,
+    srcDevice: int | _PointerLike,
     srcContext: CUcontext | _HandleLike,
     ByteCount: int,
 ) -> None:
-    """cuMemcpyPeer(dstDevice: int, dstContext: CUcontext | _HandleLike, srcDevice: int, srcContext: CUcontext | _HandleLike, ByteCount: int) -> None
+    """cuMemcpyPeer(dstDevice: int | _PointerLike, dstContext: CUcontext | _HandleLike, srcDevice: int | _PointerLike, srcContext: CUcontext | _HandleLike, ByteCount: int) -> None
 
     Copies device memory between two contexts.
 
@@ -16351,11 +16405,11 @@ def cuMemcpyPeer(
     C: CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16375,14 +16429,14 @@ def cuMemcpyPeer(
 
 
 def cuMemcpyPeerAsync(
-    dstDevice: int,
+    dstDevice: int | _PointerLike,
     dstContext: CUcontext | _HandleLike,
-    srcDevice: int,
+    srcDevice: int | _PointerLike,
     srcContext: CUcontext | _HandleLike,
     ByteCount: int,
     hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemcpyPeerAsync(dstDevice: int, dstContext: CUcontext | _HandleLike, srcDevice: int, srcContext: CUcontext | _HandleLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemcpyPeerAsync(dstDevice: int | _PointerLike, dstContext: CUcontext | _HandleLike, srcDevice: int | _PointerLike, srcContext: CUcontext | _HandleLike, ByteCount: int, hStream: CUstream | _HandleLike) -> None
 
     Copies device memory between two contexts asynchronously.
 
@@ -16399,11 +16453,11 @@ def cuMemcpyPeerAsync(
     C: CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
-        srcDevice = _c.integer(
+        srcDevice = _c.device_pointer(
             srcDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "srcDevice"
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -16426,8 +16480,8 @@ def cuMemcpyPeerAsync(
         raise _error(err, _lib)
 
 
-def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
-    """cuMemsetD16(dstDevice: int, us: int, N: int) -> None
+def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
+    """cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16441,7 +16495,7 @@ def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
     C: CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -16456,8 +16510,10 @@ def cuMemsetD16(dstDevice: int, us: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD16Async(
+    dstDevice: int | _PointerLike, us: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD16Async(dstDevice: int | _PointerLike, us: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -16472,7 +16528,7 @@ def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _Handl
     C: CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -16491,8 +16547,8 @@ def cuMemsetD16Async(dstDevice: int, us: int, N: int, hStream: CUstream | _Handl
         raise _error(err, _lib)
 
 
-def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
-    """cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None
+def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
+    """cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16506,7 +16562,7 @@ def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
     C: CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
         )
     if us.__class__ is not int or us >> 16:
@@ -16521,8 +16577,10 @@ def cuMemsetD16_v2(dstDevice: int, us: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None
+def cuMemsetD2D16(
+    dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D16(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -16538,7 +16596,7 @@ def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: in
     C: CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16560,9 +16618,14 @@ def cuMemsetD2D16(dstDevice: int, dstPitch: int, us: int, Width: int, Height: in
 
 
 def cuMemsetD2D16Async(
-    dstDevice: int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    us: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D16Async(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D16Async(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -16579,7 +16642,7 @@ def cuMemsetD2D16Async(
     C: CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16602,8 +16665,10 @@ def cuMemsetD2D16Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height: int) -> None
+def cuMemsetD2D16_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D16_v2(dstDevice: int | _PointerLike, dstPitch: int, us: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -16619,7 +16684,7 @@ def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height:
     C: CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16640,8 +16705,10 @@ def cuMemsetD2D16_v2(dstDevice: int, dstPitch: int, us: int, Width: int, Height:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None
+def cuMemsetD2D32(
+    dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D32(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -16657,7 +16724,7 @@ def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: in
     C: CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16679,9 +16746,14 @@ def cuMemsetD2D32(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: in
 
 
 def cuMemsetD2D32Async(
-    dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    ui: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D32Async(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D32Async(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -16698,7 +16770,7 @@ def cuMemsetD2D32Async(
     C: CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16721,8 +16793,10 @@ def cuMemsetD2D32Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height: int) -> None
+def cuMemsetD2D32_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D32_v2(dstDevice: int | _PointerLike, dstPitch: int, ui: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -16738,7 +16812,7 @@ def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height:
     C: CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16759,8 +16833,10 @@ def cuMemsetD2D32_v2(dstDevice: int, dstPitch: int, ui: int, Width: int, Height:
         raise _error(err, _lib)
 
 
-def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None
+def cuMemsetD2D8(
+    dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D8(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -16776,7 +16852,7 @@ def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int
     C: CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16798,9 +16874,14 @@ def cuMemsetD2D8(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int
 
 
 def cuMemsetD2D8Async(
-    dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike
+    dstDevice: int | _PointerLike,
+    dstPitch: int,
+    uc: int,
+    Width: int,
+    Height: int,
+    hStream: CUstream | _HandleLike,
 ) -> None:
-    """cuMemsetD2D8Async(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
+    """cuMemsetD2D8Async(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -16817,7 +16898,7 @@ def cuMemsetD2D8Async(
     C: CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16840,8 +16921,10 @@ def cuMemsetD2D8Async(
         raise _error(err, _lib)
 
 
-def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None:
-    """cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: int) -> None
+def cuMemsetD2D8_v2(
+    dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int
+) -> None:
+    """cuMemsetD2D8_v2(dstDevice: int | _PointerLike, dstPitch: int, uc: int, Width: int, Height: int) -> None
 
     Initializes device memory.
 
@@ -16857,7 +16940,7 @@ def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: 
     C: CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
@@ -16878,8 +16961,8 @@ def cuMemsetD2D8_v2(dstDevice: int, dstPitch: int, uc: int, Width: int, Height: 
         raise _error(err, _lib)
 
 
-def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
-    """cuMemsetD32(dstDevice: int, ui: int, N: int) -> None
+def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
+    """cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16893,7 +16976,7 @@ def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
     C: CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -16908,8 +16991,10 @@ def cuMemsetD32(dstDevice: int, ui: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD32Async(
+    dstDevice: int | _PointerLike, ui: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD32Async(dstDevice: int | _PointerLike, ui: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -16924,7 +17009,7 @@ def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _Handl
     C: CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -16943,8 +17028,8 @@ def cuMemsetD32Async(dstDevice: int, ui: int, N: int, hStream: CUstream | _Handl
         raise _error(err, _lib)
 
 
-def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
-    """cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None
+def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
+    """cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16958,7 +17043,7 @@ def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
     C: CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
         )
     if ui.__class__ is not int or ui >> 32:
@@ -16973,8 +17058,8 @@ def cuMemsetD32_v2(dstDevice: int, ui: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
-    """cuMemsetD8(dstDevice: int, uc: int, N: int) -> None
+def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
+    """cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None
 
     Initializes device memory.
 
@@ -16988,7 +17073,7 @@ def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
     C: CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -17003,8 +17088,10 @@ def cuMemsetD8(dstDevice: int, uc: int, N: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _HandleLike) -> None:
-    """cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _HandleLike) -> None
+def cuMemsetD8Async(
+    dstDevice: int | _PointerLike, uc: int, N: int, hStream: CUstream | _HandleLike
+) -> None:
+    """cuMemsetD8Async(dstDevice: int | _PointerLike, uc: int, N: int, hStream: CUstream | _HandleLike) -> None
 
     Sets device memory.
 
@@ -17019,7 +17106,7 @@ def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _Handle
     C: CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -17038,8 +17125,8 @@ def cuMemsetD8Async(dstDevice: int, uc: int, N: int, hStream: CUstream | _Handle
         raise _error(err, _lib)
 
 
-def cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None:
-    """cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None
+def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
+    """cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None
 
     Initializes device memory.
 
@@ -17053,7 +17140,7 @@ def cuMemsetD8_v2(dstDevice: int, uc: int, N: int) -> None:
     C: CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
-        dstDevice = _c.integer(
+        dstDevice = _c.device_pointer(
             dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
         )
     if uc.__class__ is not int or uc >> 8:
@@ -17692,8 +17779,10 @@ def cuMulticastAddDevice(mcHandle: int, dev: int) -> None:
         raise _error(err, _lib)
 
 
-def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, flags: int) -> None:
-    """cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, flags: int) -> None
+def cuMulticastBindAddr(
+    mcHandle: int, mcOffset: int, memptr: int | _PointerLike, size: int, flags: int
+) -> None:
+    """cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int | _PointerLike, size: int, flags: int) -> None
 
     Bind a memory allocation represented by a virtual address to a multicast object.
 
@@ -17711,7 +17800,7 @@ def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, fl
     if mcOffset.__class__ is not int or mcOffset >> 64:
         mcOffset = _c.integer(mcOffset, _range_size_t, "cuMulticastBindAddr", "mcOffset")
     if memptr.__class__ is not int or memptr >> 64:
-        memptr = _c.integer(
+        memptr = _c.device_pointer(
             memptr, _range_CUdeviceptr_unsigned_long_long, "cuMulticastBindAddr", "memptr"
         )
     if size.__class__ is not int or size >> 64:
@@ -18471,8 +18560,10 @@ def cuParamSetv(
         raise _error(err, _lib)
 
 
-def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int:
-    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int
+def cuPointerGetAttribute(
+    attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike
+) -> int | CUcontext | CUmemoryPool:
+    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike) -> int | CUcontext | CUmemoryPool
 
     Returns information about a pointer.
 
@@ -18483,7 +18574,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
     data comes back as the Python value of the type attribute selects.
 
     Values by attribute:
-        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
@@ -18499,7 +18590,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
         CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
         CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
@@ -18519,7 +18610,9 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
             attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
         )
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr"
+        )
     data = _c.attribute_storage(
         attribute, _CUpointer_attribute_enum_values, "cuPointerGetAttribute"
     )
@@ -18535,75 +18628,21 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -
 
 
 def cuPointerGetAttributes(
-    numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int
-) -> None:
-    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int) -> None
+    numAttributes: int, attributes: _PointerLike, ptr: int | _PointerLike
+) -> list[int | CUcontext | CUmemoryPool]:
+    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, ptr: int | _PointerLike) -> list[int | CUcontext | CUmemoryPool]
 
     Returns information about a pointer.
 
     Parameters:
         numAttributes: Number of attributes to query
         attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)
-        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
         ptr: Pointer to query
 
-    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
+    data comes back as a list: the Python value of each of attributes, by its type.
 
-    C: CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
-    """
-    if numAttributes.__class__ is not int or numAttributes >> 32:
-        numAttributes = _c.integer(
-            numAttributes, _range_unsigned_int, "cuPointerGetAttributes", "numAttributes"
-        )
-    if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(
-            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
-        )
-    if attributes.__class__ is not int:
-        attributes = _c.ref(
-            attributes,
-            c_uint,
-            "attributes",
-            True,
-            numAttributes,
-            "cuPointerGetAttributes: numAttributes",
-        )
-    elif attributes >> 64:
-        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
-    if data.__class__ is not int:
-        data = _c.pointer(
-            data,
-            "data",
-            True,
-            _c.elements(numAttributes, _c.POINTER_SIZE),
-            "cuPointerGetAttributes: numAttributes pointers",
-        )
-    elif data >> 64:
-        raise _c.address_error(data, "cuPointerGetAttributes", "data")
-    try:
-        err = _cuPointerGetAttributes(numAttributes, attributes, data, ptr)
-    except _ArgumentError as exc:
-        raise _c.argument_error(
-            exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
-        ) from None
-    if err:
-        raise _error(err, _lib)
-
-
-def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None:
-    """cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None
-
-    Set attributes on a previously allocated memory region.
-
-    Parameters:
-        value: the attribute's value (below)
-        attribute: Pointer attribute to set
-        ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
-
-    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12090.cuPointerSetAttribute.
-
-    Values by attribute:
-        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+    Values by attributes:
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
@@ -18619,7 +18658,86 @@ def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int,
         CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
         CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
         CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
-        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: int (unsigned int)
+
+    Returns:
+        data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
+
+    Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
+
+    C: CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
+    """
+    if numAttributes.__class__ is not int or numAttributes >> 32:
+        numAttributes = _c.integer(
+            numAttributes, _range_unsigned_int, "cuPointerGetAttributes", "numAttributes"
+        )
+    if ptr.__class__ is not int or ptr >> 64:
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
+        )
+    if attributes.__class__ is not int:
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cuPointerGetAttributes: numAttributes",
+        )
+    elif attributes >> 64:
+        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
+    data = _c.attribute_storages(
+        attributes, _CUpointer_attribute_enum_values, "cuPointerGetAttributes", None, numAttributes
+    )
+    try:
+        err = _cuPointerGetAttributes(numAttributes, attributes, _c.byref(data), ptr)
+    except _ArgumentError as exc:
+        raise _c.argument_error(
+            exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
+        ) from None
+    if err:
+        raise _error(err, _lib)
+    return _c.attribute_results(data, attributes, _CUpointer_attribute_enum_values)
+
+
+def cuPointerSetAttribute(
+    value: int | CUcontext | CUmemoryPool,
+    attribute: CUpointer_attribute_enum | int,
+    ptr: int | _PointerLike,
+) -> None:
+    """cuPointerSetAttribute(value: int | CUcontext | CUmemoryPool, attribute: CUpointer_attribute_enum | int, ptr: int | _PointerLike) -> None
+
+    Set attributes on a previously allocated memory region.
+
+    Parameters:
+        value: the attribute's value (below)
+        attribute: Pointer attribute to set
+        ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
+
+    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12090.cuPointerSetAttribute.
+
+    Values by attribute:
+        CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUmemoryPool
         CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
         CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
@@ -18636,7 +18754,9 @@ def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int,
             attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
         )
     if ptr.__class__ is not int or ptr >> 64:
-        ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr")
+        ptr = _c.device_pointer(
+            ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr"
+        )
     value = _c.attribute_value(
         value, attribute, _CUpointer_attribute_enum_values, "cuPointerSetAttribute", "value"
     )
@@ -18752,9 +18872,9 @@ def cuStreamAddCallback(
 
 
 def cuStreamAttachMemAsync(
-    hStream: CUstream | _HandleLike, dptr: int, length: int, flags: int
+    hStream: CUstream | _HandleLike, dptr: int | _PointerLike, length: int, flags: int
 ) -> None:
-    """cuStreamAttachMemAsync(hStream: CUstream | _HandleLike, dptr: int, length: int, flags: int) -> None
+    """cuStreamAttachMemAsync(hStream: CUstream | _HandleLike, dptr: int | _PointerLike, length: int, flags: int) -> None
 
     Attach memory to a stream asynchronously.
 
@@ -18769,7 +18889,7 @@ def cuStreamAttachMemAsync(
     C: CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags)
     """
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuStreamAttachMemAsync", "dptr"
         )
     if length.__class__ is not int or length >> 64:
@@ -19917,8 +20037,10 @@ def cuStreamWaitEvent(
         raise _error(err, _lib)
 
 
-def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWaitValue32(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -19933,7 +20055,7 @@ def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, f
     C: CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue32", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -19953,9 +20075,9 @@ def cuStreamWaitValue32(stream: CUstream | _HandleLike, addr: int, value: int, f
 
 
 def cuStreamWaitValue32_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWaitValue32_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWaitValue32_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -19970,7 +20092,7 @@ def cuStreamWaitValue32_v2(
     C: CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue32_v2", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -19989,8 +20111,10 @@ def cuStreamWaitValue32_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWaitValue64(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -20005,7 +20129,7 @@ def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, f
     C: CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue64", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -20025,9 +20149,9 @@ def cuStreamWaitValue64(stream: CUstream | _HandleLike, addr: int, value: int, f
 
 
 def cuStreamWaitValue64_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWaitValue64_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWaitValue64_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Wait on a memory location.
 
@@ -20042,7 +20166,7 @@ def cuStreamWaitValue64_v2(
     C: CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWaitValue64_v2", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -20063,8 +20187,10 @@ def cuStreamWaitValue64_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWriteValue32(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -20079,7 +20205,7 @@ def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, 
     C: CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -20099,9 +20225,9 @@ def cuStreamWriteValue32(stream: CUstream | _HandleLike, addr: int, value: int, 
 
 
 def cuStreamWriteValue32_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWriteValue32_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWriteValue32_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -20116,7 +20242,7 @@ def cuStreamWriteValue32_v2(
     C: CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
         )
     if value.__class__ is not int or value >> 32:
@@ -20137,8 +20263,10 @@ def cuStreamWriteValue32_v2(
         raise _error(err, _lib)
 
 
-def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None:
-    """cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+def cuStreamWriteValue64(
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
+) -> None:
+    """cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -20153,7 +20281,7 @@ def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, 
     C: CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -20173,9 +20301,9 @@ def cuStreamWriteValue64(stream: CUstream | _HandleLike, addr: int, value: int, 
 
 
 def cuStreamWriteValue64_v2(
-    stream: CUstream | _HandleLike, addr: int, value: int, flags: int
+    stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int
 ) -> None:
-    """cuStreamWriteValue64_v2(stream: CUstream | _HandleLike, addr: int, value: int, flags: int) -> None
+    """cuStreamWriteValue64_v2(stream: CUstream | _HandleLike, addr: int | _PointerLike, value: int, flags: int) -> None
 
     Write a value to memory.
 
@@ -20190,7 +20318,7 @@ def cuStreamWriteValue64_v2(
     C: CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags)
     """
     if addr.__class__ is not int or addr >> 64:
-        addr = _c.integer(
+        addr = _c.device_pointer(
             addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
         )
     if value.__class__ is not int or value >> 64:
@@ -21644,8 +21772,10 @@ def cuTexRefGetMipmappedArray(hTexRef: CUtexref | _HandleLike) -> CUmipmappedArr
     return phMipmappedArray
 
 
-def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int:
-    """cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int
+def cuTexRefSetAddress(
+    hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int
+) -> int:
+    """cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int) -> int
 
     Binds an address as a texture reference.
 
@@ -21665,7 +21795,9 @@ def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) 
     """
     _c.deprecated("cuTexRefSetAddress", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress", "dptr")
+        dptr = _c.device_pointer(
+            dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress", "dptr"
+        )
     if bytes_.__class__ is not int or bytes_ >> 64:
         bytes_ = _c.integer(bytes_, _range_size_t, "cuTexRefSetAddress", "bytes_")
     if hTexRef.__class__ is not CUtexref:
@@ -21687,9 +21819,9 @@ def cuTexRefSetAddress(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) 
 
 
 def cuTexRefSetAddress2D(
-    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int
+    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int
 ) -> None:
-    """cuTexRefSetAddress2D(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int) -> None
+    """cuTexRefSetAddress2D(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int) -> None
 
     Binds an address as a 2D texture reference.
 
@@ -21707,7 +21839,7 @@ def cuTexRefSetAddress2D(
     """
     _c.deprecated("cuTexRefSetAddress2D", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress2D", "dptr"
         )
     if Pitch.__class__ is not int or Pitch >> 64:
@@ -21731,9 +21863,9 @@ def cuTexRefSetAddress2D(
 
 
 def cuTexRefSetAddress2D_v3(
-    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int
+    hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int
 ) -> None:
-    """cuTexRefSetAddress2D_v3(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int, Pitch: int) -> None
+    """cuTexRefSetAddress2D_v3(hTexRef: CUtexref | _HandleLike, desc: _PointerLike, dptr: int | _PointerLike, Pitch: int) -> None
 
     Binds an address as a 2D texture reference.
 
@@ -21751,7 +21883,7 @@ def cuTexRefSetAddress2D_v3(
     """
     _c.deprecated("cuTexRefSetAddress2D_v3", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress2D_v3", "dptr"
         )
     if Pitch.__class__ is not int or Pitch >> 64:
@@ -21809,8 +21941,10 @@ def cuTexRefSetAddressMode(
         raise _error(err, _lib)
 
 
-def cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int:
-    """cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: int) -> int
+def cuTexRefSetAddress_v2(
+    hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int
+) -> int:
+    """cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int | _PointerLike, bytes_: int) -> int
 
     Binds an address as a texture reference.
 
@@ -21830,7 +21964,7 @@ def cuTexRefSetAddress_v2(hTexRef: CUtexref | _HandleLike, dptr: int, bytes_: in
     """
     _c.deprecated("cuTexRefSetAddress_v2", None)
     if dptr.__class__ is not int or dptr >> 64:
-        dptr = _c.integer(
+        dptr = _c.device_pointer(
             dptr, _range_CUdeviceptr_unsigned_long_long, "cuTexRefSetAddress_v2", "dptr"
         )
     if bytes_.__class__ is not int or bytes_ >> 64:
@@ -22359,3 +22493,9 @@ def cuWaitExternalSemaphoresAsync(
         ) from None
     if err:
         raise _error(err, _lib)
+
+
+# The compiled backend's C functions stand for the functions above where it has them
+# (cudart._checked.compile_checked); these stay, as `_reference`, for the rest.
+if _compiled:
+    _c.compile_checked(globals(), _lib)

@@ -4,10 +4,10 @@
 # source: nvidia-cuda-nvrtc==13.2.86 (nvrtc wheel)
 """Raw ctypes bindings to the CUDA 13.2 NVRTC API (libnvrtc).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the NVRTC headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `nvrtcResult` from most);
+pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `nvrtc.h`.
@@ -196,7 +196,9 @@ class nvrtcProgram(Handle):
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a

@@ -11,10 +11,10 @@
 # source: nvidia-cuda-profiler-api-cu12==12.6.77 (profiler wheel)
 """Raw ctypes bindings to the CUDA 12.6 runtime API (libcudart).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the runtime headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `cudaError_t` from most);
+pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `cuda_runtime_api.h`, `cuda_gl_interop.h`, `cuda_egl_interop.h`,
@@ -68,6 +68,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import handle_fields
 from cudart._layout import kernel_fields
 from cudart._layout import cxx_defaults
 from cudart._layout import dim3_fields
@@ -7029,7 +7030,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -7328,6 +7331,7 @@ cudaMemcpy3DParms._fields_ = [
     ("extent", cudaExtent),
     ("kind", c_uint),
 ]
+handle_fields(cudaMemcpy3DParms, "srcArray", "dstArray")
 cudaMemcpyNodeParams._fields_ = [
     ("flags", c_int),
     ("reserved", c_int * 3),
@@ -7344,6 +7348,7 @@ cudaMemcpy3DPeerParms._fields_ = [
     ("dstDevice", c_int),
     ("extent", cudaExtent),
 ]
+handle_fields(cudaMemcpy3DPeerParms, "srcArray", "dstArray")
 cudaMemsetParams._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -7383,9 +7388,11 @@ memory_fields(cudaHostNodeParamsV2, "userData")
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
+handle_fields(cudaResourceDesc_res_array, "array")
 cudaResourceDesc_res_mipmap._fields_ = [
     ("mipmap", cudaMipmappedArray_t),
 ]
+handle_fields(cudaResourceDesc_res_mipmap, "mipmap")
 cudaResourceDesc_res_linear._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -7742,6 +7749,7 @@ cudaLaunchParams._fields_ = [
     ("stream", cudaStream_t),
 ]
 kernel_fields(cudaLaunchParams, ("func",), ("args",))
+handle_fields(cudaLaunchParams, "stream")
 dim3_fields(cudaLaunchParams, ("gridDim", "blockDim"))
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
@@ -7792,12 +7800,15 @@ cudaConditionalNodeParams._fields_ = [
 cudaChildGraphNodeParams._fields_ = [
     ("graph", cudaGraph_t),
 ]
+handle_fields(cudaChildGraphNodeParams, "graph")
 cudaEventRecordNodeParams._fields_ = [
     ("event", cudaEvent_t),
 ]
+handle_fields(cudaEventRecordNodeParams, "event")
 cudaEventWaitNodeParams._fields_ = [
     ("event", cudaEvent_t),
 ]
+handle_fields(cudaEventWaitNodeParams, "event")
 cudaGraphNodeParams__anon0._fields_ = [
     ("reserved1", c_longlong * 29),
     ("kernel", cudaKernelNodeParamsV2),
@@ -7832,11 +7843,13 @@ cudaGraphInstantiateParams_st._fields_ = [
     ("errNode_out", cudaGraphNode_t),
     ("result_out", c_uint),
 ]
+handle_fields(cudaGraphInstantiateParams_st, "uploadStream", "errNode_out")
 cudaGraphExecUpdateResultInfo_st._fields_ = [
     ("result", c_uint),
     ("errorNode", cudaGraphNode_t),
     ("errorFromNode", cudaGraphNode_t),
 ]
+handle_fields(cudaGraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
 cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
     ("pValue", c_void_p),
     ("offset", c_size_t),
@@ -7854,6 +7867,7 @@ cudaGraphKernelNodeUpdate._fields_ = [
     ("field", c_uint),
     ("updateData", cudaGraphKernelNodeUpdate_updateData),
 ]
+handle_fields(cudaGraphKernelNodeUpdate, "node")
 cudaLaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
@@ -7868,14 +7882,17 @@ cudaLaunchAttributeValue_programmaticEvent._fields_ = [
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
+handle_fields(cudaLaunchAttributeValue_programmaticEvent, "event")
 cudaLaunchAttributeValue_launchCompletionEvent._fields_ = [
     ("event", cudaEvent_t),
     ("flags", c_int),
 ]
+handle_fields(cudaLaunchAttributeValue_launchCompletionEvent, "event")
 cudaLaunchAttributeValue_deviceUpdatableKernelNode._fields_ = [
     ("deviceUpdatable", c_int),
     ("devNode", cudaGraphDeviceNode_t),
 ]
+handle_fields(cudaLaunchAttributeValue_deviceUpdatableKernelNode, "devNode")
 cudaLaunchAttributeValue._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", cudaAccessPolicyWindow),
@@ -7907,6 +7924,7 @@ cudaLaunchConfig_st._fields_ = [
     ("attrs", POINTER(cudaLaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+handle_fields(cudaLaunchConfig_st, "stream")
 dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaAsyncNotificationInfo_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),

@@ -11,10 +11,10 @@
 # source: nvidia-cuda-profiler-api==13.4.92 (profiler wheel)
 """Raw ctypes bindings to the CUDA 13.4 runtime API (libcudart).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the runtime headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `cudaError_t` from most);
+pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `cuda_runtime_api.h`, `cuda_gl_interop.h`, `cuda_egl_interop.h`,
@@ -68,6 +68,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import handle_fields
 from cudart._layout import kernel_fields
 from cudart._layout import cxx_defaults
 from cudart._layout import dim3_fields
@@ -8491,7 +8492,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -8860,12 +8863,14 @@ cudaMemcpy3DParms._fields_ = [
     ("extent", cudaExtent),
     ("kind", c_uint),
 ]
+handle_fields(cudaMemcpy3DParms, "srcArray", "dstArray")
 cudaMemcpyNodeParams._fields_ = [
     ("flags", c_int),
     ("reserved", c_int),
     ("ctx", cudaExecutionContext_t),
     ("copyParams", cudaMemcpy3DParms),
 ]
+handle_fields(cudaMemcpyNodeParams, "ctx")
 cudaMemcpy3DPeerParms._fields_ = [
     ("srcArray", cudaArray_t),
     ("srcPos", cudaPos),
@@ -8877,6 +8882,7 @@ cudaMemcpy3DPeerParms._fields_ = [
     ("dstDevice", c_int),
     ("extent", cudaExtent),
 ]
+handle_fields(cudaMemcpy3DPeerParms, "srcArray", "dstArray")
 cudaMemsetParams._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -8896,6 +8902,7 @@ cudaMemsetParamsV2._fields_ = [
     ("ctx", cudaExecutionContext_t),
 ]
 memory_fields(cudaMemsetParamsV2, "dst")
+handle_fields(cudaMemsetParamsV2, "ctx")
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -8916,12 +8923,15 @@ cudaHostNodeParamsV2._fields_ = [
     ("ctx", cudaExecutionContext_t),
 ]
 memory_fields(cudaHostNodeParamsV2, "userData")
+handle_fields(cudaHostNodeParamsV2, "ctx")
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
+handle_fields(cudaResourceDesc_res_array, "array")
 cudaResourceDesc_res_mipmap._fields_ = [
     ("mipmap", cudaMipmappedArray_t),
 ]
+handle_fields(cudaResourceDesc_res_mipmap, "mipmap")
 cudaResourceDesc_res_linear._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -9069,6 +9079,7 @@ cudaMemcpy3DOperand_op_array._fields_ = [
     ("array", cudaArray_t),
     ("offset", cudaOffset3D),
 ]
+handle_fields(cudaMemcpy3DOperand_op_array, "array")
 cudaMemcpy3DOperand_op._fields_ = [
     ("ptr", cudaMemcpy3DOperand_op_ptr),
     ("array", cudaMemcpy3DOperand_op_array),
@@ -9360,6 +9371,7 @@ cudaKernelNodeParamsV2._fields_ = [
     ("functionType", c_uint),
 ]
 kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
+handle_fields(cudaKernelNodeParamsV2, "kern", "cuFunc", "ctx")
 dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
@@ -9372,6 +9384,7 @@ cudaExternalSemaphoreSignalNodeParamsV2._fields_ = [
     ("numExtSems", c_uint),
     ("ctx", cudaExecutionContext_t),
 ]
+handle_fields(cudaExternalSemaphoreSignalNodeParamsV2, "ctx")
 cudaExternalSemaphoreWaitNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreWaitParams)),
@@ -9383,6 +9396,7 @@ cudaExternalSemaphoreWaitNodeParamsV2._fields_ = [
     ("numExtSems", c_uint),
     ("ctx", cudaExecutionContext_t),
 ]
+handle_fields(cudaExternalSemaphoreWaitNodeParamsV2, "ctx")
 cudaConditionalNodeParams._fields_ = [
     ("handle", cudaGraphConditionalHandle),
     ("type", c_uint),
@@ -9390,17 +9404,21 @@ cudaConditionalNodeParams._fields_ = [
     ("phGraph_out", POINTER(cudaGraph_t)),
     ("ctx", cudaExecutionContext_t),
 ]
+handle_fields(cudaConditionalNodeParams, "ctx")
 cudaChildGraphNodeParams._fields_ = [
     ("graph", cudaGraph_t),
     ("ownership", c_int),
 ]
+handle_fields(cudaChildGraphNodeParams, "graph")
 cudaEventRecordNodeParams._fields_ = [
     ("event", cudaEvent_t),
     ("ctx", cudaExecutionContext_t),
 ]
+handle_fields(cudaEventRecordNodeParams, "event", "ctx")
 cudaEventWaitNodeParams._fields_ = [
     ("event", cudaEvent_t),
 ]
+handle_fields(cudaEventWaitNodeParams, "event")
 cudaGraphNodeParams__anon0._fields_ = [
     ("reserved1", c_longlong * 29),
     ("kernel", cudaKernelNodeParamsV2),
@@ -9435,11 +9453,13 @@ cudaGraphInstantiateParams_st._fields_ = [
     ("errNode_out", cudaGraphNode_t),
     ("result_out", c_uint),
 ]
+handle_fields(cudaGraphInstantiateParams_st, "uploadStream", "errNode_out")
 cudaGraphExecUpdateResultInfo_st._fields_ = [
     ("result", c_uint),
     ("errorNode", cudaGraphNode_t),
     ("errorFromNode", cudaGraphNode_t),
 ]
+handle_fields(cudaGraphExecUpdateResultInfo_st, "errorNode", "errorFromNode")
 cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
     ("pValue", c_void_p),
     ("offset", c_size_t),
@@ -9457,6 +9477,7 @@ cudaGraphKernelNodeUpdate._fields_ = [
     ("field", c_uint),
     ("updateData", cudaGraphKernelNodeUpdate_updateData),
 ]
+handle_fields(cudaGraphKernelNodeUpdate, "node")
 cudaLaunchMemSyncDomainMap_st._fields_ = [
     ("default_", c_ubyte),
     ("remote", c_ubyte),
@@ -9471,6 +9492,7 @@ cudaLaunchAttributeValue_programmaticEvent._fields_ = [
     ("flags", c_int),
     ("triggerAtBlockStart", c_int),
 ]
+handle_fields(cudaLaunchAttributeValue_programmaticEvent, "event")
 cudaLaunchAttributeValue_preferredClusterDim._fields_ = [
     ("x", c_uint),
     ("y", c_uint),
@@ -9480,10 +9502,12 @@ cudaLaunchAttributeValue_launchCompletionEvent._fields_ = [
     ("event", cudaEvent_t),
     ("flags", c_int),
 ]
+handle_fields(cudaLaunchAttributeValue_launchCompletionEvent, "event")
 cudaLaunchAttributeValue_deviceUpdatableKernelNode._fields_ = [
     ("deviceUpdatable", c_int),
     ("devNode", cudaGraphDeviceNode_t),
 ]
+handle_fields(cudaLaunchAttributeValue_deviceUpdatableKernelNode, "devNode")
 cudaLaunchAttributeValue._fields_ = [
     ("pad", c_char * 64),
     ("accessPolicyWindow", cudaAccessPolicyWindow),
@@ -9519,6 +9543,7 @@ cudaLaunchConfig_st._fields_ = [
     ("attrs", POINTER(cudaLaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+handle_fields(cudaLaunchConfig_st, "stream")
 dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaAsyncNotificationInfo_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
