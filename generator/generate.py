@@ -23,9 +23,16 @@ from .lifetimes import undecided as undecided_lifetimes
 from .manifest import DEFAULT_SURFACE, Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
-from .render.base import RenderContext, checked_module_name, module_name, render_template
+from .render.base import (
+    COMPILED_SURFACES,
+    RenderContext,
+    checked_module_name,
+    module_name,
+    render_template,
+)
 from .render.checked import render_checked
-from .render.fast import COMPILED_SURFACES, fast_module_name, render_fast
+from .render.compiled import render_fast
+from .render.fast import fast_module_name
 from .render.raw import render_module
 from .resolve import describe, doc_name_mismatches, table_uses
 from .tree import FOLDER_GUARD, REPO

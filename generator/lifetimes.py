@@ -69,6 +69,10 @@ INTEGER_HANDLES: dict[str, str] = {
 }
 
 # (function as declared, parameter) -> (effect, the other parameter or None, why).
+# The handle kinds whose destroy (a DESTROYS effect) also releases the Python callables
+# of host nodes that only they held (cudart.callbacks' holders).
+RELEASES_CALLABLES = frozenset({"cudaGraph_t", "cudaGraphExec_t", "CUgraph", "CUgraphExec"})
+
 EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
     ("cudaFreeHost", "ptr"): (Effect.FREES, None, "frees cudaHostAlloc/cudaMallocHost memory"),
     ("cudaFree", "devPtr"): (Effect.FREES, None, "frees cudaMallocManaged memory too"),

@@ -51,6 +51,11 @@ class RenderContext:
 # The runtime surface's modules keep their first names; another surface's are named by
 # it: nvrtc_12050 (raw) and nvrtc_checked_12050.
 RUNTIME_SURFACE = "runtime"
+# The header families the compiled backend serves (its raw and checked functions in C):
+# where a call's own cost is what the binding adds to (the runtime's and the driver's).
+# NVRTC's and nvJitLink's calls are dominated by the compile or link they run; ctypes
+# serves them.
+COMPILED_SURFACES = frozenset({RUNTIME_SURFACE, "driver"})
 # The launch geometry record: its arguments and members take an int, a 1-3 tuple or a
 # dim3-like as Function.launch does (cudart._convert.dim3).
 DIM3 = "dim3"

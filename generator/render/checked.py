@@ -30,6 +30,7 @@ from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from ..context import GenerationContext
 from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
 from ..formatting import format_python
+from ..lifetimes import RELEASES_CALLABLES
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
 from ..plan import (
     INPUT_KINDS,
@@ -45,6 +46,7 @@ from ..plan import (
 from ..resolve import shareable_handle_types
 from ..sizes import BUILDER_SIZES
 from .base import (
+    COMPILED_SURFACES,
     DIM3,
     docstring,
     environment,
@@ -228,8 +230,6 @@ class CheckedView:
     @property
     def compiles(self) -> bool:
         """Whether the compiled backend has this module's checked functions in C."""
-        from .fast import COMPILED_SURFACES
-
         return self.context.surface in COMPILED_SURFACES
 
     @property
@@ -802,12 +802,6 @@ _EFFECT_DOCS: dict[Effect, str] = {
 }
 # What destroying a graph or exec also does (cudart.callbacks' holders).
 _RELEASES = "The Python callables of host nodes that only {n} held are released."
-_DESTROYS_CALLABLES = {
-    "cudaGraph_t": _RELEASES,
-    "cudaGraphExec_t": _RELEASES,
-    "CUgraph": _RELEASES,
-    "CUgraphExec": _RELEASES,
-}
 # Who holds a host node record's callable, by the holder parameter's handle class.
 _HOLDER_DOCS = {
     "cudaGraph_t": "{of} and the graphs and execs copied from it are",
@@ -1212,8 +1206,8 @@ class _Function:
         other = next((q for q in self.plan.params if q.name == p.effect_of), None)
         holder = _HOLDER_DOCS.get(other.ctype if other else "", "").format(of=of)
         text = _EFFECT_DOCS[p.effect].format(n=p.py_name, of=of, holder=holder)
-        if p.effect is Effect.DESTROYS and p.ctype in _DESTROYS_CALLABLES:
-            text += " " + _DESTROYS_CALLABLES[p.ctype].format(n=p.py_name)
+        if p.effect is Effect.DESTROYS and p.ctype in RELEASES_CALLABLES:
+            text += " " + _RELEASES.format(n=p.py_name)
         return text
 
     def doc(self, signature: str, returns: str) -> str:

@@ -34,7 +34,6 @@ from ..plan import Measure, ParamKind, Role
 from .base import (
     RUNTIME_SURFACE,
     c_prototype,
-    environment,
     function_doc,
     module_name,
     py_name,
@@ -59,12 +58,6 @@ _INTEGERS = {
 # call on every 64-bit ABI CUDA runs on (x86-64 SysV, AArch64): more than 16 bytes (in
 # memory on both), or no floating-point member (integer registers on both).
 _LARGEST_REGISTER_RECORD = 16
-
-
-# The header families the compiled backend serves: where a call's own cost is what the
-# binding adds to (the runtime's and the driver's). NVRTC's and nvJitLink's calls are
-# dominated by the compile or link they run; ctypes serves them.
-COMPILED_SURFACES = frozenset({RUNTIME_SURFACE, "driver"})
 
 
 def fast_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
@@ -286,11 +279,6 @@ class FastRecord:
     argument: bool  # passed by value somewhere (not only returned)
 
 
-def render_fast(context: GenerationContext) -> str:
-    template = environment().get_template("fast_module.c.j2")
-    return template.render(v=FastView(context))
-
-
 class FastView:
     """What templates/fast_module.c.j2 reads."""
 
@@ -312,10 +300,6 @@ class FastView:
         self.types = context.types
         self._records: dict[str, FastRecord] = {}
         self.functions = self._functions()
-        # The checked functions compiled beside the raw ones (issue 23).
-        from .fast_checked import CheckedCompiler
-
-        self.checked = CheckedCompiler(context, self.functions)
 
     @property
     def cuda_version(self) -> int:

@@ -32,13 +32,13 @@ from cudart._fastproto import OUTPUT_CODES
 
 from ..context import GenerationContext
 from ..ctypes_map import TypeKind, integer_range
+from ..lifetimes import RELEASES_CALLABLES
 from ..plan import Effect, FunctionPlan, ParamKind, ResultKind, Role
-from .checked import _DESTROYS_CALLABLES
 from .fast import FastFunction, FastParam
 
 # Handle kinds whose destroy also releases the Python callables only they held: their
 # `_c.destroyed` runs for an int too.
-_HOLDER_KINDS = frozenset(_DESTROYS_CALLABLES)
+_HOLDER_KINDS = RELEASES_CALLABLES
 _OUTPUT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS, ParamKind.HANDLE})
 
 

@@ -253,3 +253,9 @@ def scalars(a: int, b: int, c: float) -> int:
         return _scalars(a, b, c)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "scalars", ("a", "b", "c")) from None
+
+
+# The compiled backend's C functions stand for the functions above where it has them
+# (cudart._checked.compile_checked); these stay, as `_reference`, for the rest.
+if _compiled:
+    _c.compile_checked(globals(), _lib)

@@ -607,7 +607,7 @@ import sys
 import cudart
 assert "cudart.checked_12050" not in sys.modules and "cudart.sys_12050" not in sys.modules
 import cudart._loader as loader
-assert loader._runtime is None
+assert loader.load_runtime.loaded is None
 assert cudart.CudaError.__name__ == "CudaError"  # no library needed for the base class
 v = cudart.cudaRuntimeGetVersion()
 assert cudart.cudaMalloc.__module__ == "cudart.checked_12050"

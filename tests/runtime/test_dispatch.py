@@ -139,7 +139,8 @@ def test_cuda_home_is_searched(header_sets, tmp_path):
 
 def test_import_needs_no_library():
     code = (
-        "import cudart, cudart._loader as l; print(l._runtime is None, cudart.available_versions())"
+        "import cudart, cudart._loader as l; "
+        "print(l.load_runtime.loaded is None, cudart.available_versions())"
     )
     out = run_python(code, env={"CUDART_LIBRARY": "/nonexistent/libcudart.so"}).stdout
     assert out.startswith("True [")

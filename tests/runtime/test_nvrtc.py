@@ -639,7 +639,7 @@ def test_import_cudart_does_not_load_nvrtc_and_missing_nvrtc_is_clear(tmp_path):
     install it (a child process: this one has loaded it)."""
     code = (
         "import sys, cudart, cudart._loader as L\n"
-        "assert L._nvrtc is None\n"
+        "assert L.load_nvrtc.loaded is None\n"
         "try:\n"
         "    cudart.compile('__global__ void k() {}', arch='sm_90', load=False)\n"
         "except cudart.NvrtcNotFoundError as e:\n"

@@ -129,11 +129,11 @@ def test_importing_a_module_loads_no_library(header_sets):
 import sys
 import cudart.sys_12050 as m
 import cudart._loader as loader
-assert loader._runtime is None, "a library was loaded by import"
+assert loader.load_runtime.loaded is None, "a library was loaded by import"
 assert "cudaMalloc" not in vars(m), "a function was bound by import"
 assert "cudaMalloc" in dir(m)
 m.cudaMalloc  # first lookup binds
-assert loader._runtime is not None and "cudaMalloc" in vars(m)
+assert loader.load_runtime.loaded is not None and "cudaMalloc" in vars(m)
 print("ok")
 """
     assert run_python(code).stdout.strip() == "ok"

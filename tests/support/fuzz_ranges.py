@@ -1002,7 +1002,9 @@ def _c_argument(arg, argtype, given: list[int], caller: list[tuple[int, int]]):
         obj, address = arg, ctypes.addressof(arg)
     else:
         obj, address = getattr(arg, "_obj", arg), _address(arg)  # byref(x): x's memory
-    if _made_for_the_call(obj, given, by_reference) and not _within(address, caller):
+    # byref(x) passes x's memory, as a T for a T * does: a handle's storage, say.
+    passes_memory = by_reference or obj is not arg
+    if _made_for_the_call(obj, given, passes_memory) and not _within(address, caller):
         return STORAGE
     return address
 
