@@ -89,6 +89,13 @@ def _bindings_kernel(ctx: Context, data):
     return drv, fn
 
 
+def _typed_a(ax) -> c_float:
+    """axpy's `a` as a typed scalar: bench/kernels.cu's cubin has no PTX to say that the
+    parameter is a float, so Function.launch refuses a Python float there (ambiguous),
+    and a ctypes scalar is one of the kinds the C launcher packs itself."""
+    return c_float(ax.A)
+
+
 def row_launch_new_grid(ctx: Context) -> list[Row]:
     row = Row(*A_GRID, "µs", ref="C")
     setup = _setup(ctx, [row])
@@ -118,12 +125,13 @@ def row_launch_new_grid(ctx: Context) -> list[Row]:
 
     def cudart():
         fn = module().get_function("axpy")
-        ax.verify(lambda: fn.launch(grids[1], b, *values))
+        typed = (_typed_a(ax), *values[1:])
+        ax.verify(lambda: fn.launch(grids[1], b, *typed))
         return "launch(grids[_i & 1], b, a, x, y, n)", {
             "launch": fn.launch,
             "grids": grids,
             "b": b,
-            **dict(zip("axyn", values, strict=True)),
+            **dict(zip("axyn", typed, strict=True)),
         }
 
     def bindings():
@@ -210,12 +218,13 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
 
     def cudart():
         fn = module().get_function("axpy")
-        ax.verify(lambda: fn.launch(g, b, ax.A, x, y, ax.n), **verify_y)
+        a = _typed_a(ax)
+        ax.verify(lambda: fn.launch(g, b, a, x, y, ax.n), **verify_y)
         return "launch(g, b, a, x, y, n)", {
             "launch": fn.launch,
             "g": g,
             "b": b,
-            "a": ax.A,
+            "a": a,
             "x": x,
             "y": y,
             "n": ax.n,

@@ -3737,9 +3737,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 #endif
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-    r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -21931,9 +21929,7 @@ static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *c
 #endif
     {
         CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
-        Py_BEGIN_ALLOW_THREADS
-        r = fn(a0);
-        Py_END_ALLOW_THREADS
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
     if (cudart_checked_reports[27] &&
         cudart_c_report("cudaDriverGetVersion", (long long)r, NULL) < 0)

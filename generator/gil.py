@@ -6,8 +6,9 @@ queue, a free that synchronizes) may be waiting for a host function queued befor
 (cudaLaunchHostFunc), which needs the GIL to run its Python callable. Holding the GIL
 there is a deadlock.
 
-Releasing and taking back the GIL costs about 45 ns (measured on the development
-machine, one process), a third of the cheapest calls. The functions here read state
+Releasing and taking back the GIL costs 19-45 ns on the development machine and 92 ns
+on the H200 machine (bench/checked_rows.py's call.gil row, one thread), as much as the
+cheapest calls themselves. The functions here read state
 of the calling thread or constants of the library, wait on nothing, and take no lock
 another thread could hold while it waits on the device, so they keep the GIL, as
 CuPy's runtime calls do (its getDevice holds it). A name of this table that a version
@@ -25,6 +26,9 @@ HOLDS_GIL: dict[str, dict[str, str]] = {
         "cudaGetErrorName": "a static table of the library",
         "cudaGetErrorString": "a static table of the library",
         "cudaRuntimeGetVersion": "a constant of the library",
+        # The runtime loads libcuda under its own lock at its first call, a lock no
+        # thread holds while it waits on the device.
+        "cudaDriverGetVersion": "libcuda's version, a constant of that library",
     },
     # cuda.h: the same kinds of call. cuDeviceGetAttribute is left out, as the runtime's
     # cudaDeviceGetAttribute is: it may initialize the device's state under a lock.
