@@ -52,12 +52,12 @@ def _setup(ctx: Context, rows: list[Row]):
     return image, image.read_bytes(), ax
 
 
-def _c_on_a_function(ctx: Context, fn, args, loop) -> Timed:
+def _c_on_a_function(ctx: Context, fn, geometry, args, loop) -> Timed:
     """C calling cudaLaunchKernelExC on the config, handle and slots of `fn`, a Function
     of its own (so that C's writes to its config touch no timed Function), launched
-    once with `args` to pack them; `loop(loops, pointer, config, func, argv, sync,
-    burst, bursts)` is the C loop."""
-    fn.launch(1, 256, *args)
+    once on `geometry` (grid, block) with `args` to configure and pack them;
+    `loop(loops, pointer, config, func, argv, sync, burst, bursts)` is the C loop."""
+    fn.launch(*geometry, _typed(args[0]), *args[1:])
     _check(ctx.runtime.rt.cudaDeviceSynchronize(), "cudaDeviceSynchronize")
     config, func, argv = (o.value for o in (fn._config_ptr, fn._func, fn._sig.argv))
     ctx.keep.append(fn)
@@ -89,11 +89,11 @@ def _bindings_kernel(ctx: Context, data):
     return drv, fn
 
 
-def _typed_a(ax) -> c_float:
+def _typed(a) -> c_float:
     """axpy's `a` as a typed scalar: bench/kernels.cu's cubin has no PTX to say that the
     parameter is a float, so Function.launch refuses a Python float there (ambiguous),
     and a ctypes scalar is one of the kinds the C launcher packs itself."""
-    return c_float(ax.A)
+    return a if isinstance(a, c_float) else c_float(a)
 
 
 def row_launch_new_grid(ctx: Context) -> list[Row]:
@@ -115,6 +115,7 @@ def row_launch_new_grid(ctx: Context) -> list[Row]:
         timed = _c_on_a_function(
             ctx,
             module().get_function("axpy"),
+            (g, b),
             values,
             lambda lp, f, c, k, p, sync, burst, bursts: lp.launch_grids(
                 f, c, k, p, g, burst, bursts, sync
@@ -125,7 +126,7 @@ def row_launch_new_grid(ctx: Context) -> list[Row]:
 
     def cudart():
         fn = module().get_function("axpy")
-        typed = (_typed_a(ax), *values[1:])
+        typed = (_typed(ax.A), *values[1:])
         ax.verify(lambda: fn.launch(grids[1], b, *typed))
         return "launch(grids[_i & 1], b, a, x, y, n)", {
             "launch": fn.launch,
@@ -210,6 +211,7 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
         timed = _c_on_a_function(
             ctx,
             module().get_function("axpy"),
+            (g, b),
             values,
             lambda lp, f, c, k, p, sync, burst, bursts: lp.launch(f, c, k, p, burst, bursts, sync),
         )
@@ -218,7 +220,7 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
 
     def cudart():
         fn = module().get_function("axpy")
-        a = _typed_a(ax)
+        a = _typed(ax.A)
         ax.verify(lambda: fn.launch(g, b, a, x, y, ax.n), **verify_y)
         return "launch(g, b, a, x, y, n)", {
             "launch": fn.launch,
