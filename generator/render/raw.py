@@ -209,20 +209,17 @@ class RawView:
         after `_fields_`, cudart._layout.memory_fields makes them take what a checked
         pointer parameter takes (a buffer, a HostMemory, a ctypes object, ...), never a
         handle, and keep it alive."""
-        if rec.name in self._anonymous_members:
-            return []  # the record that holds it converts them, as kernel_fields
-        kernel = self.kernel_fields(rec)
-        taken = set(kernel[0] + kernel[1]) if kernel else set()
-        return [
-            name
-            for name, t, _doc in self._members(rec)
-            if name not in taken and self.types.classify(t) is TypeKind.VOID_POINTER
-        ]
+        return self._members_of_kind(rec, TypeKind.VOID_POINTER)
 
     def handle_fields(self, rec: Record) -> list[str]:
         """Handle members (not a device function's): after `_fields_`,
         cudart._layout.handle_fields makes them take what a checked handle parameter of
         their class takes (the other API's handle of that kind), which ctypes refuses."""
+        return self._members_of_kind(rec, TypeKind.HANDLE)
+
+    def _members_of_kind(self, rec: Record, kind: TypeKind) -> list[str]:
+        """The members of `rec` whose C type is of `kind`, less a device function's
+        (kernel_fields converts those)."""
         if rec.name in self._anonymous_members:
             return []  # the record that holds it converts them, as kernel_fields
         kernel = self.kernel_fields(rec)
@@ -230,7 +227,7 @@ class RawView:
         return [
             name
             for name, t, _doc in self._members(rec)
-            if name not in taken and self.types.classify(t) is TypeKind.HANDLE
+            if name not in taken and self.types.classify(t) is kind
         ]
 
     @property
