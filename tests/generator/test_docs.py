@@ -82,10 +82,25 @@ def _availability(entry: str) -> str:
 def test_every_checked_function_of_every_version_has_an_entry_with_its_availability(
     manifest, plans, pages
 ):
-    keys = manifest.keys()
-    names = {key: {p.name for p in plans[key]} for key in keys}
-    entries = _entries(pages, RUNTIME)
-    assert set(entries) == set().union(*names.values())
+    names = {key: {p.name for p in plans[key]} for key in manifest.keys()}
+    _assert_entries_with_availability(manifest.keys(), names, _entries(pages, RUNTIME))
+
+
+@pytest.mark.parametrize("surface", ["driver", "nvjitlink"])
+def test_every_family_is_covered_by_the_same_code(manifest, surface):
+    """The families added after the reference (cuda.h, nvJitLink.h): no code of their own,
+    every checked function of every version with its availability line."""
+    from generator.resolve import resolve
+
+    sets = {key: fetch_version(manifest, key, quiet, surface) for key in manifest.keys()}
+    models = models_for(sets)
+    pages = render_reference([_reference(manifest, surface, models)])
+    names = {key: {p.name for p in resolve(m)} for key, m in models.items()}
+    _assert_entries_with_availability(manifest.keys(), names, _entries(pages, surface))
+
+
+def _assert_entries_with_availability(keys, names: dict, entries: dict[str, str]) -> None:
+    assert entries and set(entries) == set().union(*names.values())
     for name, entry in entries.items():
         present = [k for k in keys if name in names[k]]
         line = _availability(entry)
