@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib
 import importlib.machinery
@@ -120,12 +121,19 @@ def _test_build(source: Path) -> Path:
     path = folder / f"{source.stem}.{digest.hexdigest()[:16]}.so"
     if not path.is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{path.name}.{os.getpid()}"
-        proc = subprocess.run(
-            [*command, str(source), "-o", str(partial), "-ldl"], capture_output=True, text=True
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        os.replace(partial, path)  # concurrent builds of one source: either one serves
+        # One build per source for the run's processes (the fuzz grid's children and the
+        # compiled checked functions' differential need the same ones): the second waits.
+        with open(folder / f".{path.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.is_file():
+                partial = folder / f".{path.name}.{os.getpid()}"
+                proc = subprocess.run(
+                    [*command, str(source), "-o", str(partial), "-ldl"],
+                    capture_output=True,
+                    text=True,
+                )
+                assert proc.returncode == 0, proc.stderr[-3000:]
+                os.replace(partial, path)
     return path
 
 
