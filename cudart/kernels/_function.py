@@ -265,8 +265,8 @@ class Function:
         sig = self._sig
         try:
             sig.pack(*args)
-            for k in sig.floats:  # struct takes an int for a float: not here
-                if args[k].__class__ is not float:
+            for k, cls in sig.classes:  # what struct would take in their place: not here
+                if args[k].__class__ is not cls:
                     raise TypeError
         except Exception:
             sig = self._repack(args)

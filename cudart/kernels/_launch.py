@@ -469,7 +469,7 @@ class Signature:
         "argv",
         "pack",
         "pack_checked",
-        "floats",
+        "classes",
         "fast",
         "_buffer",
         "_pointers",
@@ -489,12 +489,15 @@ class Signature:
             raw(*[c(v) for c, v in zip(converters, values, strict=True)])
 
         self.pack_checked = pack_checked
-        self.floats: tuple[int, ...] = ()
+        # Where every argument is a plain int, float or bool, struct packs them as they
+        # come, and it takes an int for a float, or an int subclass (a texture object's
+        # handle, destroyed or not) for an int: each launch holds them to these classes.
+        self.classes: tuple[tuple[int, type], ...] = ()
         plain = all(t in (int, float, bool) for t in types)
         self.fast = _fast_slots(base, offsets, converters, formats, None if plain else types)
         if plain:
             self.pack = raw
-            self.floats = tuple(k for k, f in enumerate(formats) if f in "efd")
+            self.classes = tuple(enumerate(types))
         else:
 
             def pack(*values):

@@ -1102,3 +1102,27 @@ def test_a_handle_destroyed_between_launches_is_refused_as_an_argument(fake, thr
     with pytest.raises(ValueError, match="freed|released"):
         fn.launch(1, 32, memory, 5)
     assert fake.calls == calls
+
+
+@pytest.mark.parametrize("through_c", [True, False], ids=["C", "Python"])
+def test_a_handle_in_the_slot_of_a_plain_int_is_checked(fake, through_c):
+    """Launches whose arguments were all plain ints pack with struct, which takes any int
+    subclass: a texture object (a live one, then a destroyed one) given in an int's place
+    must still be checked as its own class, never packed as a plain int unchecked."""
+    from cudart._handles import integer_handle_class, mark_destroyed
+
+    sizes = (8, 8)
+    fake.setup(sizes)
+    fn = function(fake, through_c, sizes=sizes, signature="unsigned long long a, long long b")
+    for _ in range(3):
+        fn.launch(1, 32, 7, 5)
+    texture = integer_handle_class("cudaTextureObject_t")(0x77)
+    fn.launch(1, 32, texture, 5)
+    mark_destroyed(texture, "cudaDestroyTextureObject")
+    for _ in range(3):
+        fn.launch(1, 32, 7, 5)  # the plain signature again
+    calls = fake.calls
+    with pytest.raises(cudart.errors.HandleDestroyedError) as caught:
+        fn.launch(1, 32, texture, 5)
+    assert (caught.value.address, caught.value.parameter) == (0x77, "argument 0")
+    assert fake.calls == calls  # nothing launched
