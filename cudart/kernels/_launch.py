@@ -449,9 +449,10 @@ class Signature:
     argument at its natural alignment. `pack(*args)` writes the values: for plain ints
     and floats it is struct's own pack_into, whose checks (integer range, number of
     values, numeric type) send anything unusual to `pack_checked`. struct also takes an
-    int for a floating-point slot, so a caller of `pack` checks that the arguments at
-    `floats` (those slots' indices) are floats: an int there must choose its own slot
-    (or be refused), never reuse one made for a float.
+    int for a floating-point slot and an int subclass (a handle) for an int, so a caller
+    of `pack` checks each argument against `classes` ((index, class) of each slot): an
+    argument of another class must choose its own Signature (or be refused), never
+    reuse one made for a plain number.
 
     `fast` describes the slots for cudart.kernels._fastlaunch (Function.launch in C): per
     slot (address, kind, size, low, high, class, route, converter), kind 0 an integer
@@ -597,7 +598,7 @@ class Unpacked:
     launch builds a real Signature."""
 
     argv = None
-    floats: tuple[int, ...] = ()
+    classes: tuple[tuple[int, type], ...] = ()
 
     @staticmethod
     def pack(*args):
