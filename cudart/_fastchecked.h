@@ -30,31 +30,19 @@
 
 /* ---------------------------------------------------------------- converters */
 
+/* An exact int within [low, high], by cudart/_cint.h's one range rule. */
 static inline int cudart_c_signed(PyObject *o, long long low, long long high, long long *out)
 {
-    if (!PyLong_CheckExact(o))
+    unsigned long long v;
+    if (!PyLong_CheckExact(o) || cudart_cint(o, low, (unsigned long long)high, &v) != 0)
         return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow || v < low || v > high)
-        return 0;
-    *out = v;
+    *out = (long long)v;
     return 1;
 }
 
 static inline int cudart_c_unsigned(PyObject *o, unsigned long long high, unsigned long long *out)
 {
-    if (!PyLong_CheckExact(o))
-        return 0;
-    unsigned long long v = PyLong_AsUnsignedLongLong(o);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear(); /* negative, or 2**64 and more */
-        return 0;
-    }
-    if (v > high)
-        return 0;
-    *out = v;
-    return 1;
+    return PyLong_CheckExact(o) && cudart_cint(o, 0, high, out) == 0;
 }
 
 /* An enum: a member of its class (an IntEnum member, valid by construction), or an
