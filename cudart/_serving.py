@@ -171,13 +171,17 @@ def _served(family: str, version):
             return found[0]
         with lock:
             if not found:
-                number = version()
-                raw = importlib.import_module(f"{_PACKAGE}.{family}_{number}")
-                checked = importlib.import_module(f"{_PACKAGE}.{family}_checked_{number}")
-                found.append((raw, checked))
+                found.append(family_modules(family, version()))
         return found[0]
 
     return modules
+
+
+def family_modules(family: str, number: int) -> tuple:
+    """The (raw, checked) modules of a header family at one version: cudart.<family>_<ver>
+    and cudart.<family>_checked_<ver>."""
+    raw = importlib.import_module(f"{_PACKAGE}.{family}_{number}")
+    return raw, importlib.import_module(f"{_PACKAGE}.{family}_checked_{number}")
 
 
 def _own_library(load, family: str, label: str):

@@ -15,8 +15,6 @@ bindings' names.
 
 from __future__ import annotations
 
-import importlib
-
 from . import _serving
 from .errors import BindingsVersionError, LibraryNotFoundError
 
@@ -50,9 +48,7 @@ def __dir__() -> list[str]:
         versions = _serving.driver_versions()
         if not versions:
             raise
-        newest = versions[-1]
-        raw = importlib.import_module(f"{__package__}.driver_{newest}")
-        checked = importlib.import_module(f"{__package__}.driver_checked_{newest}")
+        raw, checked = _serving.family_modules("driver", versions[-1])
     public = {n for n in (*vars(checked), *vars(raw)) if not n.startswith("_")}
     return sorted(public | {"bindings_version", "sys"})
 
