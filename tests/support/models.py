@@ -23,8 +23,9 @@ from generator.fetch import HeaderSet
 from generator.model import ApiModel
 
 _memory: dict[Path, ApiModel] = {}
-# The child's parse is kept whatever $CUDART_BINDGEN_MODEL_CACHE says: the suite reads
-# it back from the file.
+# The child parses through the cache's own model_for (its lock and its file), with the
+# cache on whatever the suite's $CUDART_BINDGEN_MODEL_CACHE says: the suite reads the
+# model back from the file.
 _PARSE_IN_CHILD = """
 import json, sys
 from pathlib import Path
@@ -38,10 +39,7 @@ headers = HeaderSet(
     tuple(map(Path, job["headers"])),
     Path(job["library"]) if job["library"] is not None else None,
 )
-out = Path(job["out"])
-with model_cache.parsing(out):
-    if model_cache.load(out) is None:  # else another process parsed it while this one waited
-        model_cache.store(out, parse_version(headers))
+model_cache.model_for(headers, parse_version)
 """
 
 
@@ -76,7 +74,6 @@ def _parse_into(headers: HeaderSet, path: Path) -> None:
         "headers": [str(h) for h in headers.headers],
         # None for a surface whose library no wheel holds (the driver's libcuda.so.1)
         "library": None if headers.library is None else str(headers.library),
-        "out": str(path),
     }
     proc = subprocess.run(
         [sys.executable, "-c", _PARSE_IN_CHILD, json.dumps(job)],
@@ -92,4 +89,4 @@ def _parse_into(headers: HeaderSet, path: Path) -> None:
 def _child_environment() -> dict[str, str]:
     import os
 
-    return dict(os.environ, PYTHONPATH=str(REPO))
+    return dict(os.environ, PYTHONPATH=str(REPO), **{model_cache.CACHE_ENV: "1"})
