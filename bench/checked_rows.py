@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import c_int, c_void_p
+from typing import Any
 
 from . import measure
 from .rows import (
@@ -147,6 +148,17 @@ def _stream(ctx: Context):
     return ctx.once("stream", lambda: cudart.cudaStreamCreate())
 
 
+def _gpu_stream(ctx: Context, row: Row) -> tuple[Any, Row | None]:
+    """(the run's stream, None) where the row can run, else (None, the row skipped)."""
+    skipped = _gpu(ctx, row)
+    if skipped is not None:
+        return None, skipped
+    try:
+        return _stream(ctx), None
+    except Exception as exc:
+        return None, row.skip_row(_reason(exc))
+
+
 def row_stream_query_object(ctx: Context) -> Row:
     row = Row(
         "call.cudaStreamQuery.object",
@@ -154,13 +166,9 @@ def row_stream_query_object(ctx: Context) -> Row:
         "ns",
         ref="C",
     )
-    skipped = _gpu(ctx, row)
+    stream, skipped = _gpu_stream(ctx, row)
     if skipped is not None:
         return skipped
-    try:
-        stream = _stream(ctx)
-    except Exception as exc:
-        return row.skip_row(_reason(exc))
     address = int(stream)
     _backend_note(ctx, row)
     row.note("the checked layer and cuda-bindings are given the stream object; the rest its int")
@@ -190,13 +198,9 @@ def row_malloc_free_async(ctx: Context) -> Row:
         "µs",
         ref="C",
     )
-    skipped = _gpu(ctx, row)
+    stream, skipped = _gpu_stream(ctx, row)
     if skipped is not None:
         return skipped
-    try:
-        stream = _stream(ctx)
-    except Exception as exc:
-        return row.skip_row(_reason(exc))
     s = int(stream)
     row.note(
         f"bursts of {ctx.s.burst} pairs on a created stream, cudaDeviceSynchronize between "
