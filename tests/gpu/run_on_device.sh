@@ -23,6 +23,10 @@
 # RESULTS.md and in the digest summarize.py writes, which is committed as
 # tests/gpu/results/<date>-<commit>.md. Without it the run fails.
 # DEVICE_DIR replaces .device (the CPU tests of this script use it).
+# FREETHREADED=1 runs under the free-threaded CPython 3.13 that
+# tests/gpu/prepare_device_freethreaded.sh packed (.device/freethreaded.tar.xz, unpacked
+# into .device/ft/ with its own pytest and its compiled backend), labelling each run
+# "<runtime>-ft": the GIL must stay off (tests/conftest.py fails a session that turns it on).
 # JOBS=N runs up to N runtime/backend runs at once (each its own process on the one
 # GPU; default 1): a device call has a time limit, and the machine has cores to spare.
 set -u
@@ -46,8 +50,8 @@ fi
 run() {  # label, then env assignments; once per backend
     local runtime=$1; shift
     for backend in ${BACKENDS:-compiled ctypes}; do
-        local label="$runtime"
-        [ "$backend" = compiled ] || label="$runtime-$backend"
+        local label="$runtime${FREETHREADED:+-ft}"
+        [ "$backend" = compiled ] || label="$label-$backend"
         run_one "$label" "$@" CUDART_BACKEND="$backend"
     done
 }
@@ -89,6 +93,16 @@ fi
 for so in "$device"/fast/cudart/*.so "$device"/fast/cudart/kernels/*.so; do
     [ -e "$so" ] && cp "$so" "${so#"$device"/fast/}"
 done
+# The free-threaded interpreter and its build of the compiled backend.
+if [ -n "${FREETHREADED:-}" ]; then
+    mkdir -p "$device/ft"
+    tar -C "$device/ft" -xJf "$device/freethreaded.tar.xz" || status=1
+    for so in "$device"/ft/fast/cudart/*.so "$device"/ft/fast/cudart/kernels/*.so; do
+        [ -e "$so" ] && cp "$so" "${so#"$device"/ft/fast/}"
+    done
+    python="$device/ft/bin/python3.13t"
+    export PYTHONPATH="$PYTHONPATH:$device/ft/site"
+fi
 # The machine's NVRTC where the loader's path lacks it: its toolkit, by cudart's
 # $CUDA_HOME step.
 if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda ]; then
