@@ -126,8 +126,10 @@ def bind_on_first_lookup(
             doc=docs.get(name),
             library=library,
         )
-        namespace[name] = bound
-        return bound
+        # Threads that race on a name's first lookup each bind it (both results are
+        # whole, equivalent functions); the first published is every caller's, so
+        # `rt.name is rt.name` holds for all of them.
+        return namespace.setdefault(name, bound)
 
     def __dir__():
         return sorted(set(namespace) | set(functions))

@@ -300,9 +300,10 @@ def _remember(table: dict, key, value) -> None:
 def clear_cache() -> None:
     """Forget the images and modules this process compiled (the disk cache stays):
     after cudaDeviceReset, whose context took the loaded modules with it."""
-    _images.clear()
-    _modules.clear()
-    _given.clear()
+    with _remembering:  # not while _remember trims: its next(iter(table)) would find none
+        _images.clear()
+        _modules.clear()
+        _given.clear()
 
 
 def _given_key(source, name_expressions, options, headers, arch, output, load, name, route, device):
