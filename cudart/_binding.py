@@ -40,6 +40,7 @@ def per_thread_default_stream() -> bool:
     environment later changes nothing.
     """
     global _per_thread
+    # Threads racing on the first call each read the same environment: one answer.
     if _per_thread is None:
         _per_thread = per_thread_from_environment(os.environ)
     return _per_thread
