@@ -162,7 +162,11 @@ def test_errors_raised_by_many_threads_at_once_are_those_of_one_thread(libraries
         from cudart import _checked
         CODES = [int(m) for m in cudart.sys.cudaError]
 
-        def fail():
+        def fail(i=0):
+            # Half the threads make the classes from the first code, half from the last:
+            # each pair crosses where both may be making one class at once.
+            order = CODES if i % 2 == 0 else CODES[::-1]
+            classes = {c: id(_checked.error_class(c, cudart.sys.cudaError)) for c in order}
             seen = []
             for _ in range(20):
                 try:
@@ -173,11 +177,10 @@ def test_errors_raised_by_many_threads_at_once_are_those_of_one_thread(libraries
                     cudart.cudaSetDevice(10**6)
                 except cudart.CudaError as exc:
                     seen.append((id(type(exc)), type(exc).__name__, str(exc)))
-            classes = [id(_checked.error_class(c, cudart.sys.cudaError)) for c in CODES]
             strings = [cudart.cudaGetErrorString(c) for c in CODES]
             return seen, classes, strings
 
-        results = storm(lambda i: fail())
+        results = storm(fail)
         alone = fail()
         report(same=[r == alone for r in results], kinds=sorted({s[1] for s in alone[0]}))
         """,
