@@ -140,17 +140,19 @@ def runtime_version() -> int:
     """The bindings version serving the loaded libcudart (loads it on first call)."""
     global _selected
     if _selected is None:
+        warning = None
         with _selecting:
             if _selected is None:
                 runtime = load_runtime()
                 version, warning = select_version(
                     runtime.version, available_versions(), os.environ.get(FORCE_ENV)
                 )
-                if warning:
-                    # Frames: this, raw_module/checked_module, cudart.__getattr__, the
-                    # user's line.
-                    warnings.warn(warning, RuntimeWarning, stacklevel=4)
                 _selected = version
+        if warning:
+            # Given by the thread that picked, after the lock: a warnings hook that uses
+            # cudart finds the version picked. Frames: this, raw_module/checked_module,
+            # cudart.__getattr__, the user's line.
+            warnings.warn(warning, RuntimeWarning, stacklevel=4)
     return _selected
 
 
