@@ -112,6 +112,10 @@ _SUBMODULES = frozenset(
 
 
 def __getattr__(name: str):
+    # Threads (free-threaded Python too): nothing here is check-then-act. A thread that
+    # asks for a module another is still importing waits on importlib's lock for that
+    # module; the version is picked once (cudart._serving); what is stored in globals()
+    # is the same object whichever thread stores it.
     if name == "sys":
         module = _serving.raw_module()
         globals()["sys"] = module

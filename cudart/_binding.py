@@ -40,6 +40,7 @@ def per_thread_default_stream() -> bool:
     environment later changes nothing.
     """
     global _per_thread
+    # Threads racing on the first call each read the same environment: one answer.
     if _per_thread is None:
         _per_thread = per_thread_from_environment(os.environ)
     return _per_thread
@@ -126,8 +127,10 @@ def bind_on_first_lookup(
             doc=docs.get(name),
             library=library,
         )
-        namespace[name] = bound
-        return bound
+        # Threads that race on a name's first lookup each bind it (both results are
+        # whole, equivalent functions); the first published is every caller's, so
+        # `rt.name is rt.name` holds for all of them.
+        return namespace.setdefault(name, bound)
 
     def __dir__():
         return sorted(set(namespace) | set(functions))

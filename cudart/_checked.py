@@ -194,6 +194,8 @@ class _Unbound:
             fn = _reporting_callback_failures(fn, per_stream)
         if (library, self.name) in _SWITCH_THREAD_LOCALE:
             fn = keeping_thread_locale(fn)
+        # Threads that race on the first call each bind (equivalent functions, whole
+        # before they are stored); whichever is stored last serves the later calls.
         self.namespace["_" + self.name + ("_out" if self.outputs else "")] = fn
         return fn(*args)
 

@@ -135,15 +135,22 @@ class HostMemory:
 
 
 _classes: dict[int, Any] = {}
+# Taken on a miss only: two threads trimming at once would both pop the oldest size (the
+# second a KeyError), or iterate the table while the other changes it (RuntimeError).
+# A hit is one dict read, which needs no lock with or without the GIL.
+_classes_lock = threading.Lock()
 
 
 def _class(size: int) -> Any:
     cls = _classes.get(size)
     if cls is None:
-        if len(_classes) >= _MAX_CLASSES:
-            _classes.pop(next(iter(_classes)))
-        cls = type("HostMemory", (HostMemory, c_ubyte * size), {"__module__": __name__})
-        _classes[size] = cls
+        with _classes_lock:
+            cls = _classes.get(size)
+            if cls is None:
+                if len(_classes) >= _MAX_CLASSES:
+                    del _classes[next(iter(_classes))]
+                cls = type("HostMemory", (HostMemory, c_ubyte * size), {"__module__": __name__})
+                _classes[size] = cls
     return cls
 
 

@@ -130,20 +130,29 @@ def _listing(versions: list[int]) -> str:
 # -- the runtime: cudart.sys_<ver> (raw) and cudart.checked_<ver>
 
 _selected: int | None = None
+# Taken on the first call only (later ones read _selected): threads that race on the
+# first `cudart.<name>` pick the version once, and its warning is given once, not once
+# per thread that found _selected unset while the first was still loading libcudart.
+_selecting = threading.Lock()
 
 
 def runtime_version() -> int:
     """The bindings version serving the loaded libcudart (loads it on first call)."""
     global _selected
     if _selected is None:
-        runtime = load_runtime()
-        version, warning = select_version(
-            runtime.version, available_versions(), os.environ.get(FORCE_ENV)
-        )
+        warning = None
+        with _selecting:
+            if _selected is None:
+                runtime = load_runtime()
+                version, warning = select_version(
+                    runtime.version, available_versions(), os.environ.get(FORCE_ENV)
+                )
+                _selected = version
         if warning:
-            # Frames: this, raw_module/checked_module, cudart.__getattr__, the user's line.
+            # Given by the thread that picked, after the lock: a warnings hook that uses
+            # cudart finds the version picked. Frames: this, raw_module/checked_module,
+            # cudart.__getattr__, the user's line.
             warnings.warn(warning, RuntimeWarning, stacklevel=4)
-        _selected = version
     return _selected
 
 

@@ -44,6 +44,8 @@ def keeping_thread_locale(fn: Callable[..., Any]) -> Callable[..., Any]:
     return kept
 
 
+# Threads: the locale kept is the calling thread's own (uselocale is per thread); racing
+# first calls of this may each look uselocale up, the same function.
 @functools.cache
 def _uselocale():
     try:

@@ -219,6 +219,8 @@ def _device_of(ptr: int) -> tuple[int, int]:
 
 # What each exported capsule's tensor needs alive until its deleter runs, by the
 # managed tensor's address: the structure, its shape and strides, the array.
+# Threads: keyed by an address no other live export has; one store and one pop each,
+# atomic dict operations (the deleter may run on the consumer's thread).
 _exported: dict[int, tuple[Any, ...]] = {}
 
 

@@ -40,6 +40,14 @@ layer, a failed capture, or a node whose graph is unknown (cudaGraphHostNodeSetP
 a captured node before CUDA 13.1) leaves its callables registered until
 `release_captured()`, which releases every captured callable in the process.
 `register()` / `unregister()` give the same control for raw `cudaHostNodeParams`.
+
+Threads (free-threaded Python included): every registry here (the callables, what is
+captured, which graph holds what, the failures) is read and written under one lock, so
+a callable registered by one thread and run by CUDA's runs once, and a token called
+twice runs the first time only. The trampolines are made once per bindings module
+(looked up without the lock, made under it, looked up again there) and kept for the
+life of the process, so C never calls one that was collected. failure_count() and the
+checked layer's truth test of the unraised failures read one value, without the lock.
 """
 
 from __future__ import annotations

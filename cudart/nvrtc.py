@@ -275,6 +275,11 @@ def _compile_checked(
 # handed back while it is open: a module belongs to the device it was loaded on, and one
 # that was closed is loaded again. Both forget their oldest entries past _REMEMBERED.
 # The cache switches (cache=False, $CUDART_KERNEL_CACHE=off) turn this layer off too.
+# Threads: look-ups take no lock (one dict read); writes, trims and clear_cache take
+# _remembering. Threads that compile the same new inputs at once each compile (NVRTC
+# is thread-safe; the disk entry is renamed into place whole) and each gets its own
+# result, equal to the others'; the last remembered serves later repeats.
+# _device_archs and _arch_options store values that are the same whoever computes them.
 
 _REMEMBERED = 256
 _images: dict = {}
@@ -300,9 +305,10 @@ def _remember(table: dict, key, value) -> None:
 def clear_cache() -> None:
     """Forget the images and modules this process compiled (the disk cache stays):
     after cudaDeviceReset, whose context took the loaded modules with it."""
-    _images.clear()
-    _modules.clear()
-    _given.clear()
+    with _remembering:  # not while _remember trims: its next(iter(table)) would find none
+        _images.clear()
+        _modules.clear()
+        _given.clear()
 
 
 def _given_key(source, name_expressions, options, headers, arch, output, load, name, route, device):

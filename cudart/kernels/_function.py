@@ -210,6 +210,9 @@ class Function:
         )
         return attrs
 
+    # Threads: param_sizes and _checked_params compute a value that is the same whoever
+    # computes it (two racing threads may both ask the runtime, and both check a declared
+    # signature): no lock. Which thread owns the shared slots is claimed under _claim.
     @property
     def param_sizes(self) -> tuple[int, ...] | None:
         """Each parameter's size in bytes, or None where neither runtime nor driver can tell."""

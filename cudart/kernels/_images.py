@@ -147,19 +147,28 @@ _zstd: Any = None
 
 
 def _libzstd():
-    """ZSTD_decompress of the system's libzstd, or None where it has none."""
+    """ZSTD_decompress of the system's libzstd, or None where it has none.
+
+    Threads: the answer is published once fully made (the function with its argtypes,
+    or False), never a placeholder first: a thread that saw a placeholder while another
+    was still looking (find_library runs ldconfig) would read "no libzstd" and skip the
+    image's compressed entries. Threads that race here each look it up; all find the
+    same."""
     global _zstd
     if _zstd is None:
-        _zstd = False
-        name = ctypes.util.find_library("zstd")
-        try:
-            fn = ctypes.CDLL(name or "libzstd.so.1").ZSTD_decompress
-        except (OSError, AttributeError):
-            return None
-        fn.restype = ctypes.c_size_t
-        fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
-        _zstd = fn
+        _zstd = _find_zstd()
     return _zstd or None
+
+
+def _find_zstd():
+    name = ctypes.util.find_library("zstd")
+    try:
+        fn = ctypes.CDLL(name or "libzstd.so.1").ZSTD_decompress
+    except (OSError, AttributeError):
+        return False
+    fn.restype = ctypes.c_size_t
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
+    return fn
 
 
 def _readable_entries(data: bytes, skipped: list[str]):

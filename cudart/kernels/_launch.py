@@ -735,6 +735,7 @@ def param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
         sizes.append(size.value)
 
 
+# Published once whole (the function, or False): racing first callers each look it up.
 _libcuda = None
 
 

@@ -1,8 +1,19 @@
-"""A loaded image (Module) and its __device__/__constant__ globals (Global)."""
+"""A loaded image (Module) and its __device__/__constant__ globals (Global).
+
+Threads (free-threaded Python included): a Module hands out one Function per kernel
+name and one Global per global name, whichever threads ask first, and `close` reaches
+every one it handed out. Its tables are read without a lock (a hit is one dict read);
+a miss takes the module's lock, looks again and makes the object there, so two threads
+never make two Functions of one kernel (the one not in the table would escape close()
+and keep a stale handle). close() takes the same lock, so it unloads once and no miss
+makes an object after it. The lazily read names and PTX parameters need no lock: each
+is the same value whoever computes it.
+"""
 
 from __future__ import annotations
 
 import ctypes
+import threading
 
 from .._checked import check
 from ..errors import CudartError
@@ -31,6 +42,7 @@ class Module:
         # Name expression -> lowered (mangled) name, for an image cudart.compile made:
         # get_function("axpy<float>") finds the instantiation NVRTC named.
         self.lowered_names: dict[str, str] = {}
+        self._lock = threading.Lock()  # for the tables' misses and close (module doc)
 
     @property
     def closed(self) -> bool:
@@ -55,22 +67,32 @@ class Module:
         name = self.lowered_names.get(name, name)
         if signature is not None:
             return self._typed_function(name, signature)
-        loader = self._live_loader()
+        self._live_loader()
         fn = self._functions.get(name)
         if fn is None:
-            # The exact name first: one look-up. Only a miss lists the kernels, to find
-            # the one a C++ source name or signature means, or to say what there is.
-            handle = loader.find(name)
-            target = name
+            with self._lock:
+                fn = self._functions.get(name)
+                if fn is None:
+                    fn = self._new_function(name)
+        return fn
+
+    def _new_function(self, name: str) -> Function:
+        # Under self._lock.
+        loader = self._live_loader()
+        # The exact name first: one look-up. Only a miss lists the kernels, to find
+        # the one a C++ source name or signature means, or to say what there is.
+        handle = loader.find(name)
+        target = name
+        fn = None
+        if handle is None:
+            target = resolve_kernel_name(name, self.function_names())
+            fn = self._functions.get(target)
+        if fn is None:
             if handle is None:
-                target = resolve_kernel_name(name, self.function_names())
-                fn = self._functions.get(target)
-            if fn is None:
-                if handle is None:
-                    handle = loader.function(target)
-                fn = Function(self, target, handle, image_types=self._image_types(target))
-                self._functions[target] = fn
-            self._functions[name] = fn
+                handle = loader.function(target)
+            fn = Function(self, target, handle, image_types=self._image_types(target))
+            self._functions[target] = fn
+        self._functions[name] = fn
         return fn
 
     def _typed_function(self, name: str, signature) -> Function:
@@ -78,7 +100,11 @@ class Module:
         key = (base.name, repr(param_types(signature)))
         fn = self._typed.get(key)
         if fn is None:
-            fn = self._typed[key] = Function(self, base.name, base.handle, signature)
+            with self._lock:
+                fn = self._typed.get(key)
+                if fn is None:
+                    self._live_loader()
+                    fn = self._typed[key] = Function(self, base.name, base.handle, signature)
         return fn
 
     def _image_types(self, name: str):
@@ -93,11 +119,15 @@ class Module:
     def get_global(self, name: str) -> Global:
         """The global `name`: its name in the image, or a name expression the module was
         compiled with (cudart.compile: `&ns::table`, or `ns::table` for it), or `&name`."""
-        loader = self._live_loader()
+        self._live_loader()
         g = self._globals.get(name)
         if g is None:
-            symbol, address, size = loader.variable(self._global_name(name))
-            g = self._globals[name] = Global(self, name, symbol, address, size)
+            with self._lock:
+                g = self._globals.get(name)
+                if g is None:
+                    loader = self._live_loader()
+                    symbol, address, size = loader.variable(self._global_name(name))
+                    g = self._globals[name] = Global(self, name, symbol, address, size)
         return g
 
     def _global_name(self, name: str) -> str:
@@ -120,14 +150,15 @@ class Module:
 
     def close(self) -> None:
         """Unload the image. Its functions and globals stop working (calls raise)."""
-        if self._loader is None:
-            return
-        for fn in set(self._functions.values()) | set(self._typed.values()):
-            fn._invalidate()
-        for g in self._globals.values():
-            g._invalidate()
-        loader, self._loader = self._loader, None
-        loader.close()
+        with self._lock:
+            if self._loader is None:
+                return
+            for fn in set(self._functions.values()) | set(self._typed.values()):
+                fn._invalidate()
+            for g in self._globals.values():
+                g._invalidate()
+            loader, self._loader = self._loader, None
+            loader.close()
 
     def __enter__(self):
         return self

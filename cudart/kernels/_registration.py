@@ -55,6 +55,8 @@ class _EntryPoints:
         return fn
 
 
+# Threads racing on a library's first registration may each make its entry points:
+# equal, whole objects, each private to its caller; the one stored serves later calls.
 _entry_points: dict[int, _EntryPoints] = {}
 
 

@@ -175,6 +175,7 @@ class LibraryLoader:
 
 # Loaded images the process has not closed: unloaded at exit, before libcudart's own
 # teardown, which would otherwise read registration memory Python has freed.
+# Threads: one add and one discard per loader, atomic set operations.
 _live: set = set()
 
 
