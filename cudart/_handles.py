@@ -146,6 +146,11 @@ DESTROYED_CLASSES: set[type] = set()
 
 
 def _destroyed_class(cls: type, function: str) -> type:
+    # Made once: later calls read the dict without the lock (a dict's get is atomic, with
+    # or without the GIL), so a destroy pays no lock for it.
+    dead = _destroyed_classes.get((cls, function))
+    if dead is not None:
+        return dead
     with _destroyed_lock:
         dead = _destroyed_classes.get((cls, function))
         if dead is None:
@@ -187,6 +192,8 @@ def mark_destroyed(value: object, function: str) -> bool:
     module's docstring). Only live handle objects of ours with an address are marked:
     ints, None, foreign objects and NULL (the default stream) are left as they are.
     Returns whether it marked."""
+    if destroyed_by(value) is not None:
+        return False  # marked already (by the destroy's claim): no exception to pay for
     try:
         return claim(value, function, "")
     except HandleDestroyedError:
