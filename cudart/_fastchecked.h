@@ -93,19 +93,6 @@ static inline int cudart_c_address(PyObject *o, int none, int record, void **out
     return 1;
 }
 
-/* Where a ctypes object keeps the pointer to its memory (CDataObject's b_ptr), found at
- * install as _fastcall.h finds byref()'s (cudart_checked_find_memory): the buffer
- * protocol costs a c_void_p about 60 ns a read, this a load. -1: not found, the buffer
- * protocol serves. */
-static Py_ssize_t cudart_memory_offset = -1;
-
-static inline void *cudart_memory_of(PyObject *o)
-{
-    char *memory;
-    memcpy(&memory, (const char *)o + cudart_memory_offset, sizeof memory);
-    return memory;
-}
-
 /* What a c_void_p object holds (its memory, as ctypes passes it). */
 static inline int cudart_c_pointer_value(PyObject *o, void **out)
 {
@@ -419,52 +406,6 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
         !cudart_report_failures || cudart_claim_helpers(helpers) < 0)
         return -1;
     return 0;
-}
-
-/* Whether `offset` is where objects of `cls` (a c_void_p class) keep their memory: for
- * two values, the pointer there is the buffer protocol's own and holds the value. */
-static inline int cudart_memory_offset_holds(PyTypeObject *cls, Py_ssize_t offset)
-{
-    static const unsigned long long values[] = {0x1234567890ULL, 0xfedcba98ULL};
-    for (int i = 0; i < 2; i++) {
-        PyObject *number = PyLong_FromUnsignedLongLong(values[i]);
-        PyObject *o = number ? PyObject_CallFunctionObjArgs((PyObject *)cls, number, NULL) : NULL;
-        Py_XDECREF(number);
-        Py_buffer view;
-        int holds = o && PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) == 0;
-        if (holds) {
-            char *memory;
-            void *value;
-            memcpy(&memory, (const char *)o + offset, sizeof memory);
-            memcpy(&value, view.buf, sizeof value);
-            holds = memory == view.buf && (uintptr_t)value == values[i];
-            PyBuffer_Release(&view);
-        }
-        Py_XDECREF(o);
-        if (!holds) {
-            PyErr_Clear();
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Find cudart_memory_offset within a c_void_p's first 64 bytes, and hold it to every
- * handle class the module reads (`classes`, NULL-terminated), or leave it -1. */
-static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObject **const *classes)
-{
-    cudart_memory_offset = -1;
-    for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= 64;
-         at += (Py_ssize_t)sizeof(void *)) {
-        if (!cudart_memory_offset_holds(c_void_p, at))
-            continue;
-        int every = 1;
-        for (Py_ssize_t i = 0; every && classes[i]; i++)
-            every = *classes[i] && cudart_memory_offset_holds(*classes[i], at);
-        if (every)
-            cudart_memory_offset = at;
-        return;
-    }
 }
 
 /* A class of the raw module (a handle or enum class), kept in *slot; 0 or -1. */
