@@ -36,7 +36,9 @@ object exactly one reaches C; the others get HandleDestroyedError, as does any u
 the object while its destroy is in C (using a handle during its destroy is a race in C
 too). Checking the mark, then marking after C returns (with the GIL released in
 between) would let every thread through to C: the double destroy the mark exists to
-stop.
+stop. The compiled checked functions make the same step in C (cudart/_fastchecked.h,
+`cudart_c_claim`) under the same lock, so it holds with or without the GIL, and a C
+destroy and a Python one (the reference, the ctypes backend) exclude each other.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ from .errors import HandleDestroyedError
 
 # Guards the made-once classes below (integer handle kinds, destroyed subclasses).
 _destroyed_lock = threading.Lock()
-# Makes checking an object's mark and marking it one step (`claim`).
+# Makes checking an object's mark and marking it one step (`claim`); the compiled
+# `cudart_c_claim` takes it too, through its acquire and release.
 _mark_lock = threading.Lock()
 
 
