@@ -215,6 +215,11 @@ WHY: dict[str, str] = {
         "and the GIL's release (kept: a launch may wait on a full queue behind a Python "
         "host function), 100-300 ns against a 3.7 us launch; the ctypes launch was 1.2x."
     ),
+    "checked23.call.cudaStreamQuery.object.CuPy": (
+        "CuPy's streamQuery holds the GIL through the call (cupy_backends/cuda/api/"
+        "runtime.pyx, 1008-1009); cudart releases it for every call that may wait "
+        "(generator/gil.py), 65-92 ns on the H200: see bench/README.md, 'Against CuPy'."
+    ),
     "launch4.cuda-bindings": (
         "cuda-bindings' fastest form is Cython calling cuLaunchKernel with arguments "
         "packed once and no Python frame in between; cudart's launch is a ctypes foreign "

@@ -701,10 +701,12 @@ def destroyed(handle: Any, ctype: str, function: str) -> None:
     """`function` destroyed `handle` (a DESTROYS effect): a graph's or exec's callables
     only it held are released. The object was marked before C (`claim`); marking it
     again here is nothing, and keeps a module generated before claims marking."""
-    callbacks = _callbacks()
+    callbacks = sys.modules.get("cudart.callbacks")  # _callbacks(), a frame less per destroy
     if callbacks is not None and ctype in callbacks._HOLDER_KINDS:
         callbacks.holder_destroyed(ctype, handle)
-    mark_destroyed(handle, function)
+    kind = type(handle)
+    if kind is not int and kind not in _handles.DESTROYED_CLASSES:
+        mark_destroyed(handle, function)
 
 
 def claim(value: Any, parameter: str, function: str) -> Any:

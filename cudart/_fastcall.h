@@ -106,6 +106,67 @@ static void cudart_find_byref_offset(PyObject *ctypes)
     Py_XDECREF(buffer);
 }
 
+/* Where a ctypes object keeps the pointer to its memory (CDataObject's b_ptr), found at
+ * import as byref()'s address is (cudart_checked_find_memory), and held again by the
+ * checked functions' install to every handle class they read: the buffer protocol
+ * costs a c_void_p about 60 ns a read, this a load. The raw functions read a c_void_p
+ * argument's value there too (cudart_pointer). -1: not found, the buffer protocol
+ * serves. */
+static Py_ssize_t cudart_memory_offset = -1;
+
+static inline void *cudart_memory_of(PyObject *o)
+{
+    char *memory;
+    memcpy(&memory, (const char *)o + cudart_memory_offset, sizeof memory);
+    return memory;
+}
+
+/* Whether `offset` is where objects of `cls` (a c_void_p class) keep their memory: for
+ * two values, the pointer there is the buffer protocol's own and holds the value. */
+static inline int cudart_memory_offset_holds(PyTypeObject *cls, Py_ssize_t offset)
+{
+    static const unsigned long long values[] = {0x1234567890ULL, 0xfedcba98ULL};
+    for (int i = 0; i < 2; i++) {
+        PyObject *number = PyLong_FromUnsignedLongLong(values[i]);
+        PyObject *o = number ? PyObject_CallFunctionObjArgs((PyObject *)cls, number, NULL) : NULL;
+        Py_XDECREF(number);
+        Py_buffer view;
+        int holds = o && PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) == 0;
+        if (holds) {
+            char *memory;
+            void *value;
+            memcpy(&memory, (const char *)o + offset, sizeof memory);
+            memcpy(&value, view.buf, sizeof value);
+            holds = memory == view.buf && (uintptr_t)value == values[i];
+            PyBuffer_Release(&view);
+        }
+        Py_XDECREF(o);
+        if (!holds) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Find cudart_memory_offset within a c_void_p's first 64 bytes, and hold it to every
+ * handle class of `classes` (NULL-terminated; NULL: none), or leave it -1. */
+static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObject **const *classes)
+{
+    cudart_memory_offset = -1;
+    for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= 64;
+         at += (Py_ssize_t)sizeof(void *)) {
+        if (!cudart_memory_offset_holds(c_void_p, at))
+            continue;
+        int every = 1;
+        for (Py_ssize_t i = 0; every && classes && classes[i]; i++)
+            every = *classes[i] && cudart_memory_offset_holds(*classes[i], at);
+        if (every)
+            cudart_memory_offset = at;
+        return;
+    }
+}
+
 static int cudart_init_support(void)
 {
     PyObject *ctypes = PyImport_ImportModule("ctypes");
@@ -134,6 +195,8 @@ static int cudart_init_support(void)
             integers &= (cudart_integer_classes[s][w] =
                              cudart_type_of(ctypes, cudart_integer_names[s][w])) != NULL;
     cudart_find_byref_offset(ctypes);
+    if (cudart_c_void_p)
+        cudart_checked_find_memory(cudart_c_void_p, NULL);
     Py_DECREF(ctypes);
     Py_DECREF(backend);
     if (!cudart_ArgumentError || !cudart_address_of || !arg_type || !cudart_SimpleCData ||
@@ -389,6 +452,11 @@ static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t
             return -1;
         }
         *out = PyBytes_AsString(o);
+        return 0;
+    }
+    /* A c_void_p (every handle class), as ctypes passes it: the value in its memory. */
+    if (!storage && cudart_memory_offset >= 0 && PyObject_TypeCheck(o, cudart_c_void_p)) {
+        memcpy(out, cudart_memory_of(o), sizeof *out);
         return 0;
     }
     PyTypeObject *t = Py_TYPE(o);

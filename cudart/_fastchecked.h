@@ -93,19 +93,6 @@ static inline int cudart_c_address(PyObject *o, int none, int record, void **out
     return 1;
 }
 
-/* Where a ctypes object keeps the pointer to its memory (CDataObject's b_ptr), found at
- * install as _fastcall.h finds byref()'s (cudart_checked_find_memory): the buffer
- * protocol costs a c_void_p about 60 ns a read, this a load. -1: not found, the buffer
- * protocol serves. */
-static Py_ssize_t cudart_memory_offset = -1;
-
-static inline void *cudart_memory_of(PyObject *o)
-{
-    char *memory;
-    memcpy(&memory, (const char *)o + cudart_memory_offset, sizeof memory);
-    return memory;
-}
-
 /* What a c_void_p object holds (its memory, as ctypes passes it). */
 static inline int cudart_c_pointer_value(PyObject *o, void **out)
 {
@@ -299,6 +286,103 @@ static inline PyObject *cudart_attribute(PyObject *o, const char *name)
     return PyObject_GetAttrString(o, name);
 }
 
+/* ---------------------------------------------------------------- the destroy's mark */
+
+/* cudart._handles' mark lock's acquire and release, its made-once destroyed classes
+ * (`_destroyed_class`), and "__class__": what `cudart_c_claim` does Python's `claim` with. */
+static PyObject *cudart_mark_acquire, *cudart_mark_release, *cudart_dead_class_of;
+static PyObject *cudart_class_attribute;
+
+/* One destroy's call site: its function, and the destroyed subclass of its handle class
+ * (`live`) once fetched. Read and written under the mark lock only. */
+typedef struct {
+    const char *function;
+    PyObject *live, *dead;
+} cudart_claim_site;
+
+static inline int cudart_mark_lock(int take)
+{
+    PyObject *r = PyObject_CallNoArgs(take ? cudart_mark_acquire : cudart_mark_release);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+/* With the mark lock held: the site's destroyed class of `live`, fetched on first use
+ * with the lock let go meanwhile (making a class may run any Python code). 0 with the
+ * lock held, or -1 with it let go. */
+static inline int cudart_claim_site_ready(cudart_claim_site *site, PyTypeObject *live)
+{
+    if (site->live == (PyObject *)live)
+        return 0;
+    if (cudart_mark_lock(0) < 0)
+        return -1;
+    PyObject *dead = PyObject_CallFunction(cudart_dead_class_of, "Os", (PyObject *)live,
+                                           site->function);
+    if (!dead)
+        return -1;
+    if (cudart_mark_lock(1) < 0) {
+        Py_DECREF(dead);
+        return -1;
+    }
+    Py_INCREF((PyObject *)live);
+    CUDART_SETREF(site->live, (PyObject *)live);
+    CUDART_SETREF(site->dead, dead);
+    return 0;
+}
+
+/* Before C destroys `value`, an object of exactly its handle class `live` holding
+ * `address`: mark it, as cudart._handles.claim does (the check and the mark one step
+ * under its lock, so of threads destroying one object only one reaches C). NULL is not
+ * marked. An object another thread marked first goes to Python's claim, which raises
+ * its HandleDestroyedError. 1: marked, 0: not, -1: raised. */
+static inline int cudart_c_claim(PyObject *value, void *address, PyTypeObject *live,
+                                 cudart_claim_site *site, const char *parameter)
+{
+    if (!address)
+        return 0;
+    if (cudart_mark_lock(1) < 0 || cudart_claim_site_ready(site, live) < 0)
+        return -1;
+    int marked = Py_TYPE(value) != live                                         ? 0
+                 : PyObject_SetAttr(value, cudart_class_attribute, site->dead) == 0 ? 1
+                                                                                : -1;
+    if (marked < 0) {
+        PyObject *type, *error, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        cudart_mark_lock(0);
+        PyErr_Restore(type, error, traceback);
+        return -1;
+    }
+    if (cudart_mark_lock(0) < 0)
+        return -1;
+    if (marked)
+        return 1;
+    PyObject *r = PyObject_CallFunction(cudart_claim, "Oss", value, parameter, site->function);
+    if (!r)
+        return -1;
+    marked = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return marked;
+}
+
+/* Take the mark lock and classes from cudart._handles, which `helpers` imports; 0 or -1. */
+static inline int cudart_claim_helpers(PyObject *helpers)
+{
+    PyObject *handles = cudart_attribute(helpers, "_handles");
+    PyObject *lock = handles ? cudart_attribute(handles, "_mark_lock") : NULL;
+    CUDART_SETREF(cudart_dead_class_of, handles ? cudart_attribute(handles, "_destroyed_class")
+                                                : NULL);
+    CUDART_SETREF(cudart_mark_acquire, lock ? cudart_attribute(lock, "acquire") : NULL);
+    CUDART_SETREF(cudart_mark_release, lock ? cudart_attribute(lock, "release") : NULL);
+    Py_XDECREF(lock);
+    Py_XDECREF(handles);
+    if (!cudart_class_attribute)
+        cudart_class_attribute = PyUnicode_InternFromString("__class__");
+    return cudart_dead_class_of && cudart_mark_acquire && cudart_mark_release &&
+                   cudart_class_attribute
+               ? 0
+               : -1;
+}
+
 /* Take `helpers` (cudart._checked) and the checked module's namespace; 0 or -1. */
 static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
 {
@@ -319,55 +403,9 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
     CUDART_SETREF(cudart_failures, cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED"));
     CUDART_SETREF(cudart_report_failures, cudart_attribute(helpers, "report_callback_failures"));
     if (!cudart_claim || !cudart_unclaim || !cudart_destroyed || !cudart_failures ||
-        !cudart_report_failures)
+        !cudart_report_failures || cudart_claim_helpers(helpers) < 0)
         return -1;
     return 0;
-}
-
-/* Whether `offset` is where objects of `cls` (a c_void_p class) keep their memory: for
- * two values, the pointer there is the buffer protocol's own and holds the value. */
-static inline int cudart_memory_offset_holds(PyTypeObject *cls, Py_ssize_t offset)
-{
-    static const unsigned long long values[] = {0x1234567890ULL, 0xfedcba98ULL};
-    for (int i = 0; i < 2; i++) {
-        PyObject *number = PyLong_FromUnsignedLongLong(values[i]);
-        PyObject *o = number ? PyObject_CallFunctionObjArgs((PyObject *)cls, number, NULL) : NULL;
-        Py_XDECREF(number);
-        Py_buffer view;
-        int holds = o && PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) == 0;
-        if (holds) {
-            char *memory;
-            void *value;
-            memcpy(&memory, (const char *)o + offset, sizeof memory);
-            memcpy(&value, view.buf, sizeof value);
-            holds = memory == view.buf && (uintptr_t)value == values[i];
-            PyBuffer_Release(&view);
-        }
-        Py_XDECREF(o);
-        if (!holds) {
-            PyErr_Clear();
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Find cudart_memory_offset within a c_void_p's first 64 bytes, and hold it to every
- * handle class the module reads (`classes`, NULL-terminated), or leave it -1. */
-static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObject **const *classes)
-{
-    cudart_memory_offset = -1;
-    for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= 64;
-         at += (Py_ssize_t)sizeof(void *)) {
-        if (!cudart_memory_offset_holds(c_void_p, at))
-            continue;
-        int every = 1;
-        for (Py_ssize_t i = 0; every && classes[i]; i++)
-            every = *classes[i] && cudart_memory_offset_holds(*classes[i], at);
-        if (every)
-            cudart_memory_offset = at;
-        return;
-    }
 }
 
 /* A class of the raw module (a handle or enum class), kept in *slot; 0 or -1. */

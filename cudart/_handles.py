@@ -36,7 +36,9 @@ object exactly one reaches C; the others get HandleDestroyedError, as does any u
 the object while its destroy is in C (using a handle during its destroy is a race in C
 too). Checking the mark, then marking after C returns (with the GIL released in
 between) would let every thread through to C: the double destroy the mark exists to
-stop.
+stop. The compiled checked functions make the same step in C (cudart/_fastchecked.h,
+`cudart_c_claim`) under the same lock, so it holds with or without the GIL, and a C
+destroy and a Python one (the reference, the ctypes backend) exclude each other.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ from .errors import HandleDestroyedError
 
 # Guards the made-once classes below (integer handle kinds, destroyed subclasses).
 _destroyed_lock = threading.Lock()
-# Makes checking an object's mark and marking it one step (`claim`).
+# Makes checking an object's mark and marking it one step (`claim`); the compiled
+# `cudart_c_claim` takes it too, through its acquire and release.
 _mark_lock = threading.Lock()
 
 
@@ -146,6 +149,11 @@ DESTROYED_CLASSES: set[type] = set()
 
 
 def _destroyed_class(cls: type, function: str) -> type:
+    # Made once: later calls read the dict without the lock (a dict's get is atomic, with
+    # or without the GIL), so a destroy pays no lock for it.
+    dead = _destroyed_classes.get((cls, function))
+    if dead is not None:
+        return dead
     with _destroyed_lock:
         dead = _destroyed_classes.get((cls, function))
         if dead is None:
@@ -187,6 +195,8 @@ def mark_destroyed(value: object, function: str) -> bool:
     module's docstring). Only live handle objects of ours with an address are marked:
     ints, None, foreign objects and NULL (the default stream) are left as they are.
     Returns whether it marked."""
+    if destroyed_by(value) is not None:
+        return False  # marked already (by the destroy's claim): no exception to pay for
     try:
         return claim(value, function, "")
     except HandleDestroyedError:

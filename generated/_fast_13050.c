@@ -21636,8 +21636,9 @@ static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObje
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaDestroyExternalMemory", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExternalMemory_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cudaDestroyExternalMemory") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaExternalMemory_t, &site0, "extMem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -21692,8 +21693,9 @@ static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyO
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaDestroyExternalSemaphore", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExternalSemaphore_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cudaDestroyExternalSemaphore") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaExternalSemaphore_t, &site0, "extSem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -23003,8 +23005,9 @@ static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site1 = {"cudaDeviceUnregisterAsyncNotification", NULL, NULL};
     int claimed1 = Py_TYPE(x1) == cudart_handle_cudaAsyncCallbackHandle_t;
-    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cudaDeviceUnregisterAsyncNotification") < 0)
+    if (claimed1 && (claimed1 = cudart_c_claim(x1, a1, cudart_handle_cudaAsyncCallbackHandle_t, &site1, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -23442,8 +23445,9 @@ static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaEventDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaEvent_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "event", "cudaEventDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaEvent_t, &site0, "event")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -23784,8 +23788,9 @@ static PyObject *cudart_checked_cudaExecutionCtxDestroy(PyObject *self, PyObject
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaExecutionCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExecutionContext_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cudaExecutionCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaExecutionContext_t, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -24347,8 +24352,9 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaFreeArray", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaArray_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "array", "cudaFreeArray") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaArray_t, &site0, "array")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -24510,8 +24516,9 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaFreeMipmappedArray", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaMipmappedArray_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "mipmappedArray", "cudaFreeMipmappedArray") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaMipmappedArray_t, &site0, "mipmappedArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -26415,8 +26422,9 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraph_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "graph", "cudaGraphDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraph_t, &site0, "graph")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -26473,8 +26481,9 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphDestroyNode", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphNode_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "node", "cudaGraphDestroyNode") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraphNode_t, &site0, "node")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -26749,8 +26758,9 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphExecDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphExec_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "graphExec", "cudaGraphExecDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraphExec_t, &site0, "graphExec")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -29733,8 +29743,9 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphicsUnregisterResource", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphicsResource_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cudaGraphicsUnregisterResource") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraphicsResource_t, &site0, "resource")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -30487,8 +30498,9 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaLibraryUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaLibrary_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cudaLibraryUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaLibrary_t, &site0, "library")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -30596,8 +30608,9 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaLogsUnregisterCallback", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaLogsCallbackHandle;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "callback", "cudaLogsUnregisterCallback") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaLogsCallbackHandle, &site0, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -31386,8 +31399,9 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaMemPoolDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaMemPool_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "memPool", "cudaMemPoolDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaMemPool_t, &site0, "memPool")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -34577,8 +34591,9 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaStreamDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaStream_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "stream", "cudaStreamDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaStream_t, &site0, "stream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS

@@ -29212,8 +29212,9 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuArrayDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUarray;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hArray", "cuArrayDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUarray, &site0, "hArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -29845,8 +29846,9 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUcontext, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -29901,8 +29903,9 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuCtxDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUcontext, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -31110,8 +31113,9 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuDestroyExternalMemory", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalMemory;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cuDestroyExternalMemory") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUexternalMemory, &site0, "extMem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -31166,8 +31170,9 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuDestroyExternalSemaphore", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalSemaphore;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cuDestroyExternalSemaphore") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUexternalSemaphore, &site0, "extSem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -32514,8 +32519,9 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site1 = {"cuDeviceUnregisterAsyncNotification", NULL, NULL};
     int claimed1 = Py_TYPE(x1) == cudart_handle_CUasyncCallbackHandle;
-    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cuDeviceUnregisterAsyncNotification") < 0)
+    if (claimed1 && (claimed1 = cudart_c_claim(x1, a1, cudart_handle_CUasyncCallbackHandle, &site1, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -32667,8 +32673,9 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuEventDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUevent, &site0, "hEvent")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -32723,8 +32730,9 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuEventDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUevent, &site0, "hEvent")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -35206,8 +35214,9 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraph;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraph", "cuGraphDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraph, &site0, "hGraph")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -35264,8 +35273,9 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphDestroyNode", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphNode;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hNode", "cuGraphDestroyNode") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphNode, &site0, "hNode")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -35668,8 +35678,9 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphExecDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphExec;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraphExec", "cuGraphExecDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphExec, &site0, "hGraphExec")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -37999,8 +38010,9 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphicsUnregisterResource", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphicsResource;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cuGraphicsUnregisterResource") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphicsResource, &site0, "resource")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -38122,8 +38134,9 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGreenCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgreenCtx;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hCtx", "cuGreenCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgreenCtx, &site0, "hCtx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -39048,8 +39061,9 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLibraryUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlibrary;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cuLibraryUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlibrary, &site0, "library")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -39300,8 +39314,9 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLinkDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlinkState;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "state", "cuLinkDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlinkState, &site0, "state")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -41110,8 +41125,9 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuMemPoolDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmemoryPool;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "pool", "cuMemPoolDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmemoryPool, &site0, "pool")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -45882,8 +45898,9 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuMipmappedArrayDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmipmappedArray;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hMipmappedArray", "cuMipmappedArrayDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmipmappedArray, &site0, "hMipmappedArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -46097,8 +46114,9 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuModuleUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmodule;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hmod", "cuModuleUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmodule, &site0, "hmod")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -47485,8 +47503,9 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuStreamDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUstream, &site0, "hStream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -47541,8 +47560,9 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuStreamDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUstream, &site0, "hStream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import functools
 import importlib
 import inspect
 import json
@@ -470,3 +471,181 @@ def test_the_waits_report_host_callback_failures_as_the_reference_does(versions,
         monkeypatch.undo()
         version.fast.checked(version.reference, _checked, version.namespace)
     assert reported == [(0, stream), (0,)]
+
+
+# ---------------------------------------------------------------- the destroy's mark in C
+
+
+def _marking(version: _Version) -> list[tuple[str, int, type, list]]:
+    """(name, input position, handle class, legal arguments) of each compiled function
+    that marks a handle object before C (a DESTROYS or FREES effect on a handle). With
+    the recorder on."""
+    from generator.lifetimes import EFFECTS
+
+    found = []
+    for name in sorted(version.compiled):
+        inputs = [p for p in version.specs[name]["params"] if p["role"] in ("in", "inout")]
+        for i, p in enumerate(inputs):
+            if (name, p["name"]) in EFFECTS and p["check"]["t"] == "handle":
+                legal = next(iter(_cases(version, name)))[1]()
+                found.append((name, i, getattr(version.raw, p["check"]["cls"]), legal))
+    return found
+
+
+def _python_calls(fn, *args) -> tuple[list[str], object]:
+    """The Python functions `fn(*args)` calls (by name), and its outcome."""
+    import sys
+
+    names: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        outcome = _outcome(fn, list(args))
+    finally:
+        sys.setprofile(None)
+    return names, outcome
+
+
+def _with(args: list, i: int, value) -> list:
+    return [value if n == i else a for n, a in enumerate(args)]
+
+
+@pytest.mark.parametrize("key, surface", CASES)
+def test_a_compiled_destroy_marks_its_handle_in_c(versions, key, surface):
+    # cudart._handles.claim's step done in C: the object of exactly its class is marked
+    # with this function's destroyed class before C, without Python's claim (after the
+    # first call, which makes the class); marked, it is refused as the reference
+    # refuses it, and C is not reached again.
+    from cudart import HandleDestroyedError
+    from cudart._handles import destroyed_by
+
+    version = versions[key, surface]
+    version.fast.record(True)
+    try:
+        marking = _marking(version)
+        assert marking, "no compiled destroy"
+        for n, (name, i, cls, legal) in enumerate(marking):
+            compiled, ref = version.compiled[name], version.reference[name]
+            for round in range(2):
+                address = 0x70000 + 0x100 * n + round
+                handle = cls(address)
+                version.fast.recorded().clear()
+                called, outcome = _python_calls(compiled, *_with(legal, i, handle))
+                assert outcome[0] == "returned", (name, outcome)
+                assert [v[i] for _, v in version.fast.recorded()] == [address], name
+                assert type(handle) is not cls and isinstance(handle, cls), name
+                assert type(handle).__name__ == cls.__name__ and int(handle) == address
+                assert destroyed_by(handle) == name, (name, destroyed_by(handle))
+                if round:  # the class made: nothing of Python's claim runs
+                    assert not {"claim", "_destroyed_class"} & set(called), (name, called)
+                version.fast.recorded().clear()
+                again = _outcome(compiled, _with(legal, i, handle))
+                assert again == _outcome(ref, _with(legal, i, handle)), name
+                assert again[1] == HandleDestroyedError.__name__, (name, again)
+                assert f"{address:#x} that {name} destroyed" in again[2], again
+                assert version.fast.recorded() == [], name
+    finally:
+        version.fast.record(False)
+
+
+@pytest.mark.parametrize("key, surface", CASES)
+def test_a_compiled_destroy_reads_and_marks_only_what_the_reference_does(versions, key, surface):
+    # NULL is not marked; a handle whose value changed after it was made is destroyed at
+    # its value now; a subclass's object and a view of a record's field take the
+    # reference's path and end as it leaves them.
+    from cudart._handles import destroyed_by
+
+    version = versions[key, surface]
+    undos: list = []
+    version.fast.record(True)
+    try:
+        for name, i, cls, legal in _marking(version):
+            compiled, ref = version.compiled[name], version.reference[name]
+            undos.append(version.recording(name))  # the reference's C: the recorder too
+            null = cls()
+            version.fast.recorded().clear()
+            assert _outcome(compiled, _with(legal, i, null))[0] == "returned", name
+            assert [v[i] for _, v in version.fast.recorded()] == [0]
+            assert type(null) is cls and destroyed_by(null) is None, name
+
+            moved = cls(0x1000)
+            moved.value = 0x2000
+            version.fast.recorded().clear()
+            compiled(*_with(legal, i, moved))
+            assert [v[i] for _, v in version.fast.recorded()] == [0x2000], name
+            assert destroyed_by(moved) == name
+
+            sub = type("Sub", (cls,), {})
+            for kind in ("subclass", "view"):
+                got, want = (
+                    sub(0x3000) if kind == "subclass" else cls.from_buffer(bytearray(8))
+                    for _ in range(2)
+                )
+                if not got:
+                    got.value = want.value = 0x3100
+                version.fast.recorded().clear()
+                c_out = _outcome(compiled, _with(legal, i, got))
+                c_calls = _recorded(version, set())
+                version.fast.recorded().clear()
+                assert c_out == _outcome(ref, _with(legal, i, want)), name
+                assert c_calls == _recorded(version, set()), name
+                assert type(got).__bases__ == type(want).__bases__, name
+                assert destroyed_by(got) == destroyed_by(want), name
+    finally:
+        for undo in reversed(undos):
+            undo()
+        version.fast.record(False)
+
+
+def _at_once(calls: list) -> list:
+    """Each call in a thread of its own, started together: their results."""
+    import threading
+
+    barrier = threading.Barrier(len(calls))
+    results: list = [None] * len(calls)
+
+    def run(n: int) -> None:
+        barrier.wait()
+        results[n] = calls[n]()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+@pytest.mark.parametrize("key, surface", CASES)
+def test_threads_destroying_one_handle_through_c_reach_it_once(versions, key, surface):
+    # The C claim and Python's (the reference, which a keyword call takes) share one
+    # lock: of threads destroying one object, through either, one reaches C.
+    from cudart import HandleDestroyedError
+
+    version = versions[key, surface]
+    undos: list = []
+    version.fast.record(True)
+    try:
+        for name, i, cls, legal in _marking(version):
+            compiled, ref = version.compiled[name], version.reference[name]
+            undos.append(version.recording(name))  # the reference's C: the recorder too
+            for round in range(3):
+                handle = cls(0x90000 + round)
+                calls = [
+                    functools.partial(_outcome, compiled if n % 2 else ref, _with(legal, i, handle))
+                    for n in range(8)
+                ]
+                version.fast.recorded().clear()
+                outcomes = _at_once(calls)
+                assert len(version.fast.recorded()) == 1, name
+                assert [o[0] for o in outcomes].count("returned") == 1, (name, outcomes)
+                lost = {o[1] for o in outcomes if o[0] == "raised"}
+                assert lost == {HandleDestroyedError.__name__}, (name, outcomes)
+    finally:
+        for undo in reversed(undos):
+            undo()
+        version.fast.record(False)

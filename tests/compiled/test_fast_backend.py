@@ -263,6 +263,50 @@ def test_pointers_take_what_ctypes_takes(recorder):
             fast.cudaFreeHost(bad)
 
 
+def test_handle_objects_pass_the_value_their_memory_holds(recorder):
+    # A c_void_p argument's value is read where ctypes keeps its memory (b_ptr, found at
+    # import): every handle class, subclasses, a value changed after the object was
+    # made, and views of other memory (an array item, a buffer) whose memory changed.
+    import sys
+
+    from cudart._handles import Handle
+
+    fast = recorder
+    classes = [c for c in vars(RAW).values() if isinstance(c, type) and issubclass(c, Handle)]
+    assert len(classes) > 20
+    for n, cls in enumerate(classes):
+        address = 0x10000 + 0x100 * n
+        sub = type("Sub", (cls,), {})
+        changed = cls(1)
+        changed.value = address + 1
+        items = (cls * 2)(cls(5), cls(6))
+        item = items[1]
+        ctypes.memmove(
+            ctypes.addressof(items) + ctypes.sizeof(cls), address.to_bytes(8, "little"), 8
+        )
+        memory = bytearray(8)
+        view = cls.from_buffer(memory)
+        memory[:] = (address + 2).to_bytes(8, "little")
+        for given, expected in [
+            (cls(address), address),
+            (cls(), 0),
+            (sub(address + 3), address + 3),
+            (changed, address + 1),
+            (item, address),
+            (view, address + 2),
+        ]:
+            fast.cudaStreamQuery(given)
+            assert _last(fast)[0] == expected, (cls, given)
+    if sys.version_info >= (3, 12):  # a class's own buffer: ctypes passes its memory still
+
+        class Other(RAW.cudaStream_t):
+            def __buffer__(self, flags):
+                return memoryview(b"\x07" * 8)
+
+        fast.cudaStreamQuery(Other(0x4321))
+        assert _last(fast)[0] == 0x4321
+
+
 def test_a_buffer_for_a_typed_pointer_must_hold_its_pointee(recorder):
     fast = recorder
     # cudaPointerGetAttributes(struct cudaPointerAttributes *, const void *)

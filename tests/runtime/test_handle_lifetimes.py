@@ -398,6 +398,44 @@ def test_a_destroy_the_real_library_refuses_reaches_it_one_thread_at_a_time():
         assert type(handle) is cls and destroyed_by(handle) is None
 
 
+def test_a_destroy_pays_no_exception_and_no_class_lock_once_its_class_is_made(monkeypatch):
+    # The reference's destroy claims the object, then `_c.destroyed` marks it again: that
+    # second mark raised and caught a HandleDestroyedError on every destroy, and making
+    # the destroyed class took its lock on every call, made or not.
+    from cudart import _checked, _handles
+
+    made: list[object] = []
+
+    class Counted(HandleDestroyedError):
+        def __init__(self, *args) -> None:
+            made.append(args)
+            super().__init__(*args)
+
+    class CountedLock:
+        def __init__(self) -> None:
+            self.lock, self.taken = threading.Lock(), 0
+
+        def __enter__(self):
+            self.taken += 1
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    rt = importlib.import_module(f"cudart.sys_{VERSIONS[0]}")
+    _handles.claim(rt.cudaEvent_t(0x60), "cudaEventDestroy", "event")  # the class made
+    lock = CountedLock()
+    monkeypatch.setattr(_handles, "HandleDestroyedError", Counted)
+    monkeypatch.setattr(_handles, "_destroyed_lock", lock)
+    event = rt.cudaEvent_t(0x61)
+    assert _checked.claim(event, "event", "cudaEventDestroy") is event
+    _checked.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
+    assert destroyed_by(event) == "cudaEventDestroy"
+    assert made == [] and lock.taken == 0
+    with pytest.raises(Counted):  # still refused, once marked
+        _checked.claim(event, "event", "cudaEventDestroy")
+
+
 def test_claim_is_refused_once_marked_and_unclaim_restores():
     from cudart._handles import claim, unclaim
 
