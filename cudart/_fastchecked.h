@@ -20,13 +20,12 @@
 #include <stdint.h>
 #include <structmember.h>
 
-/* Py_XSETREF, which the limited API lacks. */
-#define CUDART_SETREF(dst, src)                                                           \
-    do {                                                                                  \
-        PyObject *cudart_old_ = (PyObject *)(dst);                                        \
-        (dst) = (src);                                                                    \
-        Py_XDECREF(cudart_old_);                                                          \
-    } while (0)
+/* Replace a reference that the C functions read without holding one of their own (a
+ * helper, a class, a reference function): the old one is retired, never released
+ * (_cthreads.h), so a call of another thread that loaded it a moment before still finds
+ * it alive. 0, or -1 with an exception. */
+#define CUDART_REPLACE(dst, src)                                                          \
+    cudart_retire((PyObject *)__atomic_exchange_n(&(dst), (src), __ATOMIC_ACQ_REL))
 
 /* ---------------------------------------------------------------- converters */
 
@@ -99,18 +98,25 @@ static inline int cudart_c_address(PyObject *o, int none, int record, void **out
  * protocol serves. */
 static Py_ssize_t cudart_memory_offset = -1;
 
-static inline void *cudart_memory_of(PyObject *o)
+/* Read once by each use (checked() may find it again meanwhile, on another thread). */
+static inline Py_ssize_t cudart_memory_at(void)
+{
+    return CUDART_LOAD_RELAXED(cudart_memory_offset);
+}
+
+static inline void *cudart_memory_of(PyObject *o, Py_ssize_t at)
 {
     char *memory;
-    memcpy(&memory, (const char *)o + cudart_memory_offset, sizeof memory);
+    memcpy(&memory, (const char *)o + at, sizeof memory);
     return memory;
 }
 
 /* What a c_void_p object holds (its memory, as ctypes passes it). */
 static inline int cudart_c_pointer_value(PyObject *o, void **out)
 {
-    if (cudart_memory_offset >= 0) {
-        memcpy(out, cudart_memory_of(o), sizeof(void *));
+    Py_ssize_t at = cudart_memory_at();
+    if (at >= 0) {
+        memcpy(out, cudart_memory_of(o, at), sizeof(void *));
         return 1;
     }
     Py_buffer view;
@@ -143,8 +149,9 @@ static inline PyObject *cudart_c_new_handle(PyTypeObject *cls, const void *slot)
     PyObject *h = PyObject_CallNoArgs((PyObject *)cls);
     if (!h)
         return NULL;
-    if (cudart_memory_offset >= 0) {
-        memcpy(cudart_memory_of(h), slot, sizeof(void *));
+    Py_ssize_t at = cudart_memory_at();
+    if (at >= 0) {
+        memcpy(cudart_memory_of(h, at), slot, sizeof(void *));
         return h;
     }
     Py_buffer view;
@@ -222,29 +229,61 @@ static PyObject *cudart_make_error, *cudart_error_lib;
 static PyObject *cudart_claim, *cudart_unclaim, *cudart_destroyed;
 static PyObject *cudart_failures, *cudart_report_failures;
 
-/* Each code's class and arguments once made (codes below CUDART_ERROR_CACHE). */
+/* Each code's (class, arguments) once made (codes below CUDART_ERROR_CACHE): one tuple,
+ * so a reader never pairs one thread's class with another's arguments. Read and written
+ * under cudart_error_lock, which only ever covers the load or store and a reference
+ * count: the calls (the class, the factory) and the releases, which may run Python code
+ * that raises the same way, come after it. */
 #define CUDART_ERROR_CACHE 1024
-static PyObject *cudart_error_classes[CUDART_ERROR_CACHE];
-static PyObject *cudart_error_args[CUDART_ERROR_CACHE];
+static PyObject *cudart_errors[CUDART_ERROR_CACHE];
+static cudart_mutex cudart_error_lock = CUDART_MUTEX_INIT;
 
 static inline void cudart_forget_errors(void)
 {
     for (int i = 0; i < CUDART_ERROR_CACHE; i++) {
-        Py_CLEAR(cudart_error_classes[i]);
-        Py_CLEAR(cudart_error_args[i]);
+        CUDART_LOCK(&cudart_error_lock);
+        PyObject *old = cudart_errors[i];
+        cudart_errors[i] = NULL;
+        CUDART_UNLOCK(&cudart_error_lock);
+        Py_XDECREF(old);
     }
+}
+
+/* The cached (class, arguments) of `code`, a new reference, or NULL. */
+static inline PyObject *cudart_cached_error(long long code)
+{
+    CUDART_LOCK(&cudart_error_lock);
+    PyObject *entry = cudart_errors[code];
+    Py_XINCREF(entry);
+    CUDART_UNLOCK(&cudart_error_lock);
+    return entry;
+}
+
+/* Keep `entry` (stolen) for `code`; another thread's, kept first, stays. */
+static inline void cudart_cache_error(long long code, PyObject *entry)
+{
+    CUDART_LOCK(&cudart_error_lock);
+    PyObject *had = cudart_errors[code];
+    if (!had)
+        cudart_errors[code] = entry;
+    CUDART_UNLOCK(&cudart_error_lock);
+    if (had)
+        Py_DECREF(entry);
 }
 
 /* Raise the reference's exception for a failed status; returns NULL. */
 static inline PyObject *cudart_c_raise(long long code)
 {
     int cached = code >= 0 && code < CUDART_ERROR_CACHE;
-    if (cached && cudart_error_classes[code]) {
-        PyObject *exc = PyObject_Call(cudart_error_classes[code], cudart_error_args[code], NULL);
+    PyObject *entry = cached ? cudart_cached_error(code) : NULL;
+    if (entry) {
+        PyObject *cls = PyTuple_GetItem(entry, 0);
+        PyObject *exc = PyObject_Call(cls, PyTuple_GetItem(entry, 1), NULL);
         if (exc) {
-            PyErr_SetObject(cudart_error_classes[code], exc);
+            PyErr_SetObject(cls, exc);
             Py_DECREF(exc);
         }
+        Py_DECREF(entry);
         return NULL;
     }
     PyObject *number = PyLong_FromLongLong(code);
@@ -257,15 +296,13 @@ static inline PyObject *cudart_c_raise(long long code)
     PyObject *cls = (PyObject *)Py_TYPE(exc);
     if (cached) {
         PyObject *args = PyObject_GetAttrString(exc, "args");
-        if (args && PyTuple_Check(args)) {
-            /* Another thread may have made it meanwhile (the factory is Python code). */
-            Py_INCREF(cls);
-            CUDART_SETREF(cudart_error_classes[code], cls);
-            CUDART_SETREF(cudart_error_args[code], args);
-        } else {
-            Py_XDECREF(args);
+        /* Another thread may have made it meanwhile (the factory is Python code). */
+        PyObject *made = args && PyTuple_Check(args) ? PyTuple_Pack(2, cls, args) : NULL;
+        Py_XDECREF(args);
+        if (made)
+            cudart_cache_error(code, made);
+        else
             PyErr_Clear();
-        }
     }
     PyErr_SetObject(cls, exc);
     Py_DECREF(exc);
@@ -310,18 +347,30 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
     }
     Py_INCREF(make_error);
     Py_INCREF(lib);
-    CUDART_SETREF(cudart_make_error, make_error);
-    CUDART_SETREF(cudart_error_lib, lib);
-    cudart_forget_errors();
-    CUDART_SETREF(cudart_claim, cudart_attribute(helpers, "claim"));
-    CUDART_SETREF(cudart_unclaim, cudart_attribute(helpers, "unclaim"));
-    CUDART_SETREF(cudart_destroyed, cudart_attribute(helpers, "destroyed"));
-    CUDART_SETREF(cudart_failures, cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED"));
-    CUDART_SETREF(cudart_report_failures, cudart_attribute(helpers, "report_callback_failures"));
-    if (!cudart_claim || !cudart_unclaim || !cudart_destroyed || !cudart_failures ||
-        !cudart_report_failures)
+    PyObject *claim = cudart_attribute(helpers, "claim");
+    PyObject *unclaim = cudart_attribute(helpers, "unclaim");
+    PyObject *destroyed = cudart_attribute(helpers, "destroyed");
+    PyObject *failures = cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED");
+    PyObject *report = cudart_attribute(helpers, "report_callback_failures");
+    if (!claim || !unclaim || !destroyed || !failures || !report) {
+        Py_DECREF(make_error);
+        Py_DECREF(lib);
+        Py_XDECREF(claim);
+        Py_XDECREF(unclaim);
+        Py_XDECREF(destroyed);
+        Py_XDECREF(failures);
+        Py_XDECREF(report);
         return -1;
-    return 0;
+    }
+    int r = CUDART_REPLACE(cudart_make_error, make_error);
+    r |= CUDART_REPLACE(cudart_error_lib, lib);
+    cudart_forget_errors();
+    r |= CUDART_REPLACE(cudart_claim, claim);
+    r |= CUDART_REPLACE(cudart_unclaim, unclaim);
+    r |= CUDART_REPLACE(cudart_destroyed, destroyed);
+    r |= CUDART_REPLACE(cudart_failures, failures);
+    r |= CUDART_REPLACE(cudart_report_failures, report);
+    return r ? -1 : 0;
 }
 
 /* Whether `offset` is where objects of `cls` (a c_void_p class) keep their memory: for
@@ -356,7 +405,7 @@ static inline int cudart_memory_offset_holds(PyTypeObject *cls, Py_ssize_t offse
  * handle class the module reads (`classes`, NULL-terminated), or leave it -1. */
 static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObject **const *classes)
 {
-    cudart_memory_offset = -1;
+    Py_ssize_t found = -1;
     for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= 64;
          at += (Py_ssize_t)sizeof(void *)) {
         if (!cudart_memory_offset_holds(c_void_p, at))
@@ -365,9 +414,11 @@ static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObje
         for (Py_ssize_t i = 0; every && classes[i]; i++)
             every = *classes[i] && cudart_memory_offset_holds(*classes[i], at);
         if (every)
-            cudart_memory_offset = at;
-        return;
+            found = at;
+        break;
     }
+    /* One store of the answer: calls of other threads never see a transient -1. */
+    CUDART_STORE_RELAXED(cudart_memory_offset, found);
 }
 
 /* A class of the raw module (a handle or enum class), kept in *slot; 0 or -1. */
@@ -380,8 +431,7 @@ static inline int cudart_checked_class(PyObject *raw, const char *name, PyTypeOb
     }
     if (!cls)
         return -1;
-    CUDART_SETREF(*slot, (PyTypeObject *)cls);
-    return 0;
+    return CUDART_REPLACE(*slot, (PyTypeObject *)cls);
 }
 
 /* ---------------------------------------------------------------- the function objects */
@@ -402,7 +452,7 @@ typedef struct {
     cudart_vectorcall call;
 } cudart_checked_object;
 
-static PyObject *cudart_checked_type; /* made once, by cudart_checked_new */
+static PyObject *cudart_checked_type; /* made once, by cudart_checked_new (published once) */
 
 /* A call through tp_call (PyObject_Call with a tuple): as the vectorcall. */
 static PyObject *cudart_checked_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -502,9 +552,14 @@ static PyType_Spec cudart_checked_spec = {
 /* A new compiled checked function calling `call`; NULL with an exception set. */
 static inline PyObject *cudart_checked_new(cudart_vectorcall call)
 {
-    if (!cudart_checked_type && !(cudart_checked_type = PyType_FromSpec(&cudart_checked_spec)))
-        return NULL;
-    cudart_checked_object *f = PyObject_New(cudart_checked_object, (PyTypeObject *)cudart_checked_type);
+    PyObject *type = CUDART_LOAD_ACQUIRE(cudart_checked_type);
+    if (!type) {
+        PyObject *made = PyType_FromSpec(&cudart_checked_spec);
+        if (!made)
+            return NULL;
+        type = cudart_publish_once(&cudart_checked_type, made);
+    }
+    cudart_checked_object *f = PyObject_New(cudart_checked_object, (PyTypeObject *)type);
     if (!f)
         return NULL; /* (PyObject_Init took a reference to the heap type) */
     f->dict = PyDict_New();

@@ -6,15 +6,8 @@
  * says how it is made, cudart/_fastcall.h what each conversion takes). 575 functions,
  * each bound by cudart._backend with dlsym in the libcuda the loader chose.
  */
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x030B0000
-#endif
-#define PY_SSIZE_T_CLEAN
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#include <Python.h>
-#pragma GCC diagnostic pop
+/* Python.h on the limited API with a GIL, the full API without (_capi.h says why). */
+#include "_capi.h"
 #include <stddef.h>
 
 /* The raw module whose record classes the functions' records are (_fastcall.h). */
@@ -2977,7 +2970,7 @@ static PyObject *cudart_fn_cuArray3DCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate");
         goto done;
@@ -3030,7 +3023,7 @@ static PyObject *cudart_fn_cuArray3DCreate_v2(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate_v2");
         goto done;
@@ -3077,7 +3070,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor");
         goto done;
@@ -3122,7 +3115,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor_v2(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor_v2");
         goto done;
@@ -3173,7 +3166,7 @@ static PyObject *cudart_fn_cuArrayCreate(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate");
         goto done;
@@ -3226,7 +3219,7 @@ static PyObject *cudart_fn_cuArrayCreate_v2(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate_v2");
         goto done;
@@ -3269,7 +3262,7 @@ static PyObject *cudart_fn_cuArrayDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayDestroy");
         goto done;
@@ -3313,7 +3306,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor");
         goto done;
@@ -3358,7 +3351,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor_v2");
         goto done;
@@ -3406,7 +3399,7 @@ static PyObject *cudart_fn_cuArrayGetMemoryRequirements(PyObject *self, PyObject
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetMemoryRequirements");
         goto done;
@@ -3460,7 +3453,7 @@ static PyObject *cudart_fn_cuArrayGetPlane(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetPlane");
         goto done;
@@ -3507,7 +3500,7 @@ static PyObject *cudart_fn_cuArrayGetSparseProperties(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetSparseProperties");
         goto done;
@@ -3548,7 +3541,7 @@ static PyObject *cudart_fn_cuCheckpointOperationComplete(PyObject *self, PyObjec
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointOperationComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointOperationComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointOperationComplete");
         goto done;
@@ -3591,7 +3584,7 @@ static PyObject *cudart_fn_cuCheckpointProcessCheckpoint(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessCheckpoint");
         goto done;
@@ -3640,7 +3633,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetRestoreThreadId(PyObject *self,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetRestoreThreadId");
         goto done;
@@ -3691,7 +3684,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetState(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetState");
         goto done;
@@ -3736,7 +3729,7 @@ static PyObject *cudart_fn_cuCheckpointProcessLock(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessLock");
         goto done;
@@ -3779,7 +3772,7 @@ static PyObject *cudart_fn_cuCheckpointProcessRestore(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessRestore");
         goto done;
@@ -3822,7 +3815,7 @@ static PyObject *cudart_fn_cuCheckpointProcessUnlock(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessUnlock");
         goto done;
@@ -3862,7 +3855,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterCompleteCallback(PyObject *self, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterCompleteCallback");
         goto done;
@@ -3902,7 +3895,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterStartCallback(PyObject *self, PyO
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterStartCallback");
         goto done;
@@ -3955,7 +3948,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttribute");
         goto done;
@@ -4011,7 +4004,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttributeGlobal");
         goto done;
@@ -4068,7 +4061,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterCompleteCallback(PyObject *self, Py
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterCompleteCallback");
         goto done;
@@ -4126,7 +4119,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterStartCallback(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterStartCallback");
         goto done;
@@ -4183,7 +4176,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttribute");
         goto done;
@@ -4239,7 +4232,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttributeGlobal");
         goto done;
@@ -4291,7 +4284,7 @@ static PyObject *cudart_fn_cuCtxAttach(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxAttach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxAttach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxAttach");
         goto done;
@@ -4349,7 +4342,7 @@ static PyObject *cudart_fn_cuCtxCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate");
         goto done;
@@ -4408,7 +4401,7 @@ static PyObject *cudart_fn_cuCtxCreate_v4(PyObject *self, PyObject *const *args,
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate_v4");
         goto done;
@@ -4451,7 +4444,7 @@ static PyObject *cudart_fn_cuCtxDestroy(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy");
         goto done;
@@ -4491,7 +4484,7 @@ static PyObject *cudart_fn_cuCtxDestroy_v2(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy_v2");
         goto done;
@@ -4531,7 +4524,7 @@ static PyObject *cudart_fn_cuCtxDetach(PyObject *self, PyObject *const *args, Py
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDetach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDetach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDetach");
         goto done;
@@ -4571,7 +4564,7 @@ static PyObject *cudart_fn_cuCtxDisablePeerAccess(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDisablePeerAccess");
         goto done;
@@ -4614,7 +4607,7 @@ static PyObject *cudart_fn_cuCtxEnablePeerAccess(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxEnablePeerAccess");
         goto done;
@@ -4664,7 +4657,7 @@ static PyObject *cudart_fn_cuCtxFromGreenCtx(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxFromGreenCtx");
         goto done;
@@ -4717,7 +4710,7 @@ static PyObject *cudart_fn_cuCtxGetApiVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetApiVersion");
         goto done;
@@ -4766,7 +4759,7 @@ static PyObject *cudart_fn_cuCtxGetCacheConfig(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCacheConfig");
         goto done;
@@ -4814,7 +4807,7 @@ static PyObject *cudart_fn_cuCtxGetCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCurrent");
         goto done;
@@ -4861,7 +4854,7 @@ static PyObject *cudart_fn_cuCtxGetDevResource(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevResource");
         goto done;
@@ -4908,7 +4901,7 @@ static PyObject *cudart_fn_cuCtxGetDevice(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice");
         goto done;
@@ -4958,7 +4951,7 @@ static PyObject *cudart_fn_cuCtxGetDevice_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice_v2");
         goto done;
@@ -5004,7 +4997,7 @@ static PyObject *cudart_fn_cuCtxGetExecAffinity(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetExecAffinity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetExecAffinity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetExecAffinity");
         goto done;
@@ -5050,7 +5043,7 @@ static PyObject *cudart_fn_cuCtxGetFlags(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetFlags");
         goto done;
@@ -5102,7 +5095,7 @@ static PyObject *cudart_fn_cuCtxGetId(PyObject *self, PyObject *const *args, Py_
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetId");
         goto done;
@@ -5154,7 +5147,7 @@ static PyObject *cudart_fn_cuCtxGetLimit(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetLimit");
         goto done;
@@ -5202,7 +5195,7 @@ static PyObject *cudart_fn_cuCtxGetSharedMemConfig(PyObject *self, PyObject *con
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetSharedMemConfig");
         goto done;
@@ -5256,7 +5249,7 @@ static PyObject *cudart_fn_cuCtxGetStreamPriorityRange(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetStreamPriorityRange");
         goto done;
@@ -5305,7 +5298,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent");
         goto done;
@@ -5353,7 +5346,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent_v2");
         goto done;
@@ -5395,7 +5388,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent");
         goto done;
@@ -5435,7 +5428,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent_v2");
         goto done;
@@ -5479,7 +5472,7 @@ static PyObject *cudart_fn_cuCtxRecordEvent(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxRecordEvent");
         goto done;
@@ -5514,7 +5507,7 @@ static PyObject *cudart_fn_cuCtxResetPersistingL2Cache(PyObject *self, PyObject 
     if (cudart_arity("cuCtxResetPersistingL2Cache", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxResetPersistingL2Cache");
         goto done;
@@ -5549,7 +5542,7 @@ static PyObject *cudart_fn_cuCtxSetCacheConfig(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCacheConfig");
         goto done;
@@ -5588,7 +5581,7 @@ static PyObject *cudart_fn_cuCtxSetCurrent(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCurrent");
         goto done;
@@ -5624,7 +5617,7 @@ static PyObject *cudart_fn_cuCtxSetFlags(PyObject *self, PyObject *const *args, 
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetFlags");
         goto done;
@@ -5662,7 +5655,7 @@ static PyObject *cudart_fn_cuCtxSetLimit(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetLimit");
         goto done;
@@ -5697,7 +5690,7 @@ static PyObject *cudart_fn_cuCtxSetSharedMemConfig(PyObject *self, PyObject *con
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetSharedMemConfig");
         goto done;
@@ -5730,7 +5723,7 @@ static PyObject *cudart_fn_cuCtxSynchronize(PyObject *self, PyObject *const *arg
     if (cudart_arity("cuCtxSynchronize", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize");
         goto done;
@@ -5769,7 +5762,7 @@ static PyObject *cudart_fn_cuCtxSynchronize_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize_v2");
         goto done;
@@ -5813,7 +5806,7 @@ static PyObject *cudart_fn_cuCtxWaitEvent(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxWaitEvent");
         goto done;
@@ -5854,7 +5847,7 @@ static PyObject *cudart_fn_cuDestroyExternalMemory(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalMemory");
         goto done;
@@ -5894,7 +5887,7 @@ static PyObject *cudart_fn_cuDestroyExternalSemaphore(PyObject *self, PyObject *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalSemaphore");
         goto done;
@@ -5947,7 +5940,7 @@ static PyObject *cudart_fn_cuDevResourceGenerateDesc(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevResourceGenerateDesc");
         goto done;
@@ -6008,7 +6001,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplit(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplit");
         goto done;
@@ -6075,7 +6068,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplitByCount(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplitByCount");
         goto done;
@@ -6132,7 +6125,7 @@ static PyObject *cudart_fn_cuDeviceCanAccessPeer(PyObject *self, PyObject *const
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceCanAccessPeer");
         goto done;
@@ -6189,7 +6182,7 @@ static PyObject *cudart_fn_cuDeviceComputeCapability(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceComputeCapability];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceComputeCapability]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceComputeCapability");
         goto done;
@@ -6241,7 +6234,7 @@ static PyObject *cudart_fn_cuDeviceGet(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGet");
         goto done;
@@ -6295,7 +6288,7 @@ static PyObject *cudart_fn_cuDeviceGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetAttribute");
         goto done;
@@ -6347,7 +6340,7 @@ static PyObject *cudart_fn_cuDeviceGetByPCIBusId(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetByPCIBusId");
         goto done;
@@ -6399,7 +6392,7 @@ static PyObject *cudart_fn_cuDeviceGetCliqueCount(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCliqueCount");
         goto done;
@@ -6454,7 +6447,7 @@ static PyObject *cudart_fn_cuDeviceGetCliqueInfo(PyObject *self, PyObject *const
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCliqueInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCliqueInfo");
         goto done;
@@ -6503,7 +6496,7 @@ static PyObject *cudart_fn_cuDeviceGetCount(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCount");
         goto done;
@@ -6554,7 +6547,7 @@ static PyObject *cudart_fn_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDefaultMemPool");
         goto done;
@@ -6602,7 +6595,7 @@ static PyObject *cudart_fn_cuDeviceGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDevResource");
         goto done;
@@ -6654,7 +6647,7 @@ static PyObject *cudart_fn_cuDeviceGetExecAffinitySupport(PyObject *self, PyObje
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetExecAffinitySupport");
         goto done;
@@ -6699,7 +6692,7 @@ static PyObject *cudart_fn_cuDeviceGetFabricClusterUuid(PyObject *self, PyObject
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetFabricClusterUuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetFabricClusterUuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetFabricClusterUuid");
         goto done;
@@ -6745,7 +6738,7 @@ static PyObject *cudart_fn_cuDeviceGetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetGraphMemAttribute");
         goto done;
@@ -6803,7 +6796,7 @@ static PyObject *cudart_fn_cuDeviceGetHostAtomicCapabilities(PyObject *self, PyO
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetHostAtomicCapabilities");
         goto done;
@@ -6859,7 +6852,7 @@ static PyObject *cudart_fn_cuDeviceGetLuid(PyObject *self, PyObject *const *args
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetLuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetLuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetLuid");
         goto done;
@@ -6911,7 +6904,7 @@ static PyObject *cudart_fn_cuDeviceGetMemPool(PyObject *self, PyObject *const *a
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetMemPool");
         goto done;
@@ -6959,7 +6952,7 @@ static PyObject *cudart_fn_cuDeviceGetName(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetName");
         goto done;
@@ -7005,7 +6998,7 @@ static PyObject *cudart_fn_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObje
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetNvSciSyncAttributes");
         goto done;
@@ -7066,7 +7059,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAtomicCapabilities(PyObject *self, PyOb
     if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAtomicCapabilities");
         goto done;
@@ -7124,7 +7117,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAttribute(PyObject *self, PyObject *con
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAttribute");
         goto done;
@@ -7172,7 +7165,7 @@ static PyObject *cudart_fn_cuDeviceGetPCIBusId(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetPCIBusId");
         goto done;
@@ -7215,7 +7208,7 @@ static PyObject *cudart_fn_cuDeviceGetProperties(PyObject *self, PyObject *const
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetProperties");
         goto done;
@@ -7270,7 +7263,7 @@ static PyObject *cudart_fn_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetTexture1DLinearMaxWidth");
         goto done;
@@ -7315,7 +7308,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid");
         goto done;
@@ -7358,7 +7351,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid_v2");
         goto done;
@@ -7394,7 +7387,7 @@ static PyObject *cudart_fn_cuDeviceGraphMemTrim(PyObject *self, PyObject *const 
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGraphMemTrim");
         goto done;
@@ -7448,7 +7441,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxGetState");
         goto done;
@@ -7487,7 +7480,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *c
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease");
         goto done;
@@ -7522,7 +7515,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease_v2");
         goto done;
@@ -7557,7 +7550,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset(PyObject *self, PyObject *con
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset");
         goto done;
@@ -7592,7 +7585,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset_v2");
         goto done;
@@ -7640,7 +7633,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *co
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRetain");
         goto done;
@@ -7681,7 +7674,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags");
         goto done;
@@ -7719,7 +7712,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags_v2");
         goto done;
@@ -7775,7 +7768,7 @@ static PyObject *cudart_fn_cuDeviceRegisterAsyncNotification(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceRegisterAsyncNotification");
         goto done;
@@ -7825,7 +7818,7 @@ static PyObject *cudart_fn_cuDeviceSetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetGraphMemAttribute");
         goto done;
@@ -7868,7 +7861,7 @@ static PyObject *cudart_fn_cuDeviceSetMemPool(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetMemPool");
         goto done;
@@ -7917,7 +7910,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem(PyObject *self, PyObject *const *arg
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem");
         goto done;
@@ -7968,7 +7961,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem_v2");
         goto done;
@@ -8013,7 +8006,7 @@ static PyObject *cudart_fn_cuDeviceUnregisterAsyncNotification(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceUnregisterAsyncNotification");
         goto done;
@@ -8059,7 +8052,7 @@ static PyObject *cudart_fn_cuDriverGetVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDriverGetVersion");
         goto done;
@@ -8108,7 +8101,7 @@ static PyObject *cudart_fn_cuEventCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventCreate");
         goto done;
@@ -8150,7 +8143,7 @@ static PyObject *cudart_fn_cuEventDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy");
         goto done;
@@ -8190,7 +8183,7 @@ static PyObject *cudart_fn_cuEventDestroy_v2(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy_v2");
         goto done;
@@ -8244,7 +8237,7 @@ static PyObject *cudart_fn_cuEventElapsedTime(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime");
         goto done;
@@ -8302,7 +8295,7 @@ static PyObject *cudart_fn_cuEventElapsedTime_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime_v2");
         goto done;
@@ -8346,7 +8339,7 @@ static PyObject *cudart_fn_cuEventQuery(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventQuery");
         goto done;
@@ -8390,7 +8383,7 @@ static PyObject *cudart_fn_cuEventRecord(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecord");
         goto done;
@@ -8438,7 +8431,7 @@ static PyObject *cudart_fn_cuEventRecordWithFlags(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecordWithFlags");
         goto done;
@@ -8479,7 +8472,7 @@ static PyObject *cudart_fn_cuEventSynchronize(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventSynchronize");
         goto done;
@@ -8533,7 +8526,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedBuffer");
         goto done;
@@ -8591,7 +8584,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedMipmappedArray(PyObject *sel
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 120, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedMipmappedArray");
         goto done;
@@ -8645,7 +8638,7 @@ static PyObject *cudart_fn_cuFabricCpyBatchAsync(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFabricCpyBatchAsync");
         goto done;
@@ -8685,7 +8678,7 @@ static PyObject *cudart_fn_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFlushGPUDirectRDMAWrites");
         goto done;
@@ -8737,7 +8730,7 @@ static PyObject *cudart_fn_cuFuncGetAttribute(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetAttribute");
         goto done;
@@ -8790,7 +8783,7 @@ static PyObject *cudart_fn_cuFuncGetModule(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetModule");
         goto done;
@@ -8843,7 +8836,7 @@ static PyObject *cudart_fn_cuFuncGetName(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetName");
         goto done;
@@ -8896,7 +8889,7 @@ static PyObject *cudart_fn_cuFuncGetParamCount(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamCount");
         goto done;
@@ -8958,7 +8951,7 @@ static PyObject *cudart_fn_cuFuncGetParamInfo(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamInfo");
         goto done;
@@ -9012,7 +9005,7 @@ static PyObject *cudart_fn_cuFuncIsLoaded(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncIsLoaded");
         goto done;
@@ -9055,7 +9048,7 @@ static PyObject *cudart_fn_cuFuncLoad(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncLoad");
         goto done;
@@ -9101,7 +9094,7 @@ static PyObject *cudart_fn_cuFuncSetAttribute(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetAttribute");
         goto done;
@@ -9150,7 +9143,7 @@ static PyObject *cudart_fn_cuFuncSetBlockShape(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetBlockShape];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetBlockShape]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetBlockShape");
         goto done;
@@ -9193,7 +9186,7 @@ static PyObject *cudart_fn_cuFuncSetCacheConfig(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetCacheConfig");
         goto done;
@@ -9236,7 +9229,7 @@ static PyObject *cudart_fn_cuFuncSetSharedMemConfig(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedMemConfig");
         goto done;
@@ -9279,7 +9272,7 @@ static PyObject *cudart_fn_cuFuncSetSharedSize(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedSize");
         goto done;
@@ -9328,7 +9321,7 @@ static PyObject *cudart_fn_cuGetErrorName(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorName");
         goto done;
@@ -9377,7 +9370,7 @@ static PyObject *cudart_fn_cuGetErrorString(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorString];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorString]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorString");
         goto done;
@@ -9427,7 +9420,7 @@ static PyObject *cudart_fn_cuGetExportTable(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetExportTable");
         goto done;
@@ -9492,7 +9485,7 @@ static PyObject *cudart_fn_cuGetProcAddress(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress");
         goto done;
@@ -9558,7 +9551,7 @@ static PyObject *cudart_fn_cuGetProcAddress_v2(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress_v2");
         goto done;
@@ -9625,7 +9618,7 @@ static PyObject *cudart_fn_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 32, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddBatchMemOpNode");
         goto done;
@@ -9693,7 +9686,7 @@ static PyObject *cudart_fn_cuGraphAddChildGraphNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddChildGraphNode");
         goto done;
@@ -9761,7 +9754,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies");
         goto done;
@@ -9829,7 +9822,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies_v2(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies_v2");
         goto done;
@@ -9893,7 +9886,7 @@ static PyObject *cudart_fn_cuGraphAddEmptyNode(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEmptyNode");
         goto done;
@@ -9960,7 +9953,7 @@ static PyObject *cudart_fn_cuGraphAddEventRecordNode(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventRecordNode");
         goto done;
@@ -10028,7 +10021,7 @@ static PyObject *cudart_fn_cuGraphAddEventWaitNode(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventWaitNode");
         goto done;
@@ -10096,7 +10089,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresSignalNode(PyObject *self
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresSignalNode");
         goto done;
@@ -10164,7 +10157,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresWaitNode");
         goto done;
@@ -10232,7 +10225,7 @@ static PyObject *cudart_fn_cuGraphAddHostNode(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddHostNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddHostNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddHostNode");
         goto done;
@@ -10300,7 +10293,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode");
         goto done;
@@ -10368,7 +10361,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode_v2(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode_v2");
         goto done;
@@ -10436,7 +10429,7 @@ static PyObject *cudart_fn_cuGraphAddMemAllocNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemAllocNode");
         goto done;
@@ -10503,7 +10496,7 @@ static PyObject *cudart_fn_cuGraphAddMemFreeNode(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemFreeNode");
         goto done;
@@ -10574,7 +10567,7 @@ static PyObject *cudart_fn_cuGraphAddMemcpyNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemcpyNode");
         goto done;
@@ -10647,7 +10640,7 @@ static PyObject *cudart_fn_cuGraphAddMemsetNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemsetNode");
         goto done;
@@ -10720,7 +10713,7 @@ static PyObject *cudart_fn_cuGraphAddNode(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode");
         goto done;
@@ -10793,7 +10786,7 @@ static PyObject *cudart_fn_cuGraphAddNode_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode_v2");
         goto done;
@@ -10866,7 +10859,7 @@ static PyObject *cudart_fn_cuGraphAddNode_v3(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode_v3");
         goto done;
@@ -10916,7 +10909,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeGetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeGetParams");
         goto done;
@@ -10961,7 +10954,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeSetParams");
         goto done;
@@ -11012,7 +11005,7 @@ static PyObject *cudart_fn_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphChildGraphNodeGetGraph");
         goto done;
@@ -11065,7 +11058,7 @@ static PyObject *cudart_fn_cuGraphClone(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphClone");
         goto done;
@@ -11128,7 +11121,7 @@ static PyObject *cudart_fn_cuGraphConditionalHandleCreate(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphConditionalHandleCreate");
         goto done;
@@ -11181,7 +11174,7 @@ static PyObject *cudart_fn_cuGraphCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphCreate");
         goto done;
@@ -11230,7 +11223,7 @@ static PyObject *cudart_fn_cuGraphDebugDotPrint(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDebugDotPrint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDebugDotPrint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDebugDotPrint");
         goto done;
@@ -11271,7 +11264,7 @@ static PyObject *cudart_fn_cuGraphDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroy");
         goto done;
@@ -11311,7 +11304,7 @@ static PyObject *cudart_fn_cuGraphDestroyNode(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroyNode");
         goto done;
@@ -11361,7 +11354,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObje
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeGetEvent");
         goto done;
@@ -11408,7 +11401,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeSetEvent");
         goto done;
@@ -11459,7 +11452,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeGetEvent");
         goto done;
@@ -11506,7 +11499,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeSetEvent");
         goto done;
@@ -11555,7 +11548,7 @@ static PyObject *cudart_fn_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecBatchMemOpNodeSetParams");
         goto done;
@@ -11605,7 +11598,7 @@ static PyObject *cudart_fn_cuGraphExecChildGraphNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecChildGraphNodeSetParams");
         goto done;
@@ -11647,7 +11640,7 @@ static PyObject *cudart_fn_cuGraphExecDestroy(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecDestroy");
         goto done;
@@ -11695,7 +11688,7 @@ static PyObject *cudart_fn_cuGraphExecEventRecordNodeSetEvent(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventRecordNodeSetEvent");
         goto done;
@@ -11745,7 +11738,7 @@ static PyObject *cudart_fn_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventWaitNodeSetEvent");
         goto done;
@@ -11795,7 +11788,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -11845,7 +11838,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -11897,7 +11890,7 @@ static PyObject *cudart_fn_cuGraphExecGetFlags(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetFlags");
         goto done;
@@ -11950,7 +11943,7 @@ static PyObject *cudart_fn_cuGraphExecGetId(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetId");
         goto done;
@@ -12001,7 +11994,7 @@ static PyObject *cudart_fn_cuGraphExecHostNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecHostNodeSetParams");
         goto done;
@@ -12051,7 +12044,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams");
         goto done;
@@ -12101,7 +12094,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyO
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams_v2");
         goto done;
@@ -12155,7 +12148,7 @@ static PyObject *cudart_fn_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemcpyNodeSetParams");
         goto done;
@@ -12210,7 +12203,7 @@ static PyObject *cudart_fn_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemsetNodeSetParams");
         goto done;
@@ -12261,7 +12254,7 @@ static PyObject *cudart_fn_cuGraphExecNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecNodeSetParams");
         goto done;
@@ -12311,7 +12304,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate");
         goto done;
@@ -12361,7 +12354,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate_v2");
         goto done;
@@ -12407,7 +12400,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeGetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
@@ -12452,7 +12445,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -12497,7 +12490,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeGetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
@@ -12542,7 +12535,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -12609,7 +12602,7 @@ static PyObject *cudart_fn_cuGraphGetEdges(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges");
         goto done;
@@ -12681,7 +12674,7 @@ static PyObject *cudart_fn_cuGraphGetEdges_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges_v2");
         goto done;
@@ -12737,7 +12730,7 @@ static PyObject *cudart_fn_cuGraphGetId(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetId");
         goto done;
@@ -12796,7 +12789,7 @@ static PyObject *cudart_fn_cuGraphGetNodes(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetNodes");
         goto done;
@@ -12856,7 +12849,7 @@ static PyObject *cudart_fn_cuGraphGetRootNodes(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetRootNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetRootNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetRootNodes");
         goto done;
@@ -12904,7 +12897,7 @@ static PyObject *cudart_fn_cuGraphHostNodeGetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeGetParams");
         goto done;
@@ -12949,7 +12942,7 @@ static PyObject *cudart_fn_cuGraphHostNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeSetParams");
         goto done;
@@ -13003,7 +12996,7 @@ static PyObject *cudart_fn_cuGraphInstantiate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiate");
         goto done;
@@ -13059,7 +13052,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithFlags(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithFlags");
         goto done;
@@ -13116,7 +13109,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithParams(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithParams");
         goto done;
@@ -13164,7 +13157,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObj
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeCopyAttributes");
         goto done;
@@ -13212,7 +13205,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetAttribute");
         goto done;
@@ -13257,7 +13250,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams");
         goto done;
@@ -13302,7 +13295,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams_v2");
         goto done;
@@ -13350,7 +13343,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetAttribute");
         goto done;
@@ -13395,7 +13388,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams");
         goto done;
@@ -13440,7 +13433,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams_v2");
         goto done;
@@ -13485,7 +13478,7 @@ static PyObject *cudart_fn_cuGraphLaunch(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphLaunch");
         goto done;
@@ -13530,7 +13523,7 @@ static PyObject *cudart_fn_cuGraphMemAllocNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemAllocNodeGetParams");
         goto done;
@@ -13581,7 +13574,7 @@ static PyObject *cudart_fn_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemFreeNodeGetParams");
         goto done;
@@ -13628,7 +13621,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeGetParams");
         goto done;
@@ -13673,7 +13666,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeSetParams");
         goto done;
@@ -13718,7 +13711,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeGetParams");
         goto done;
@@ -13763,7 +13756,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeSetParams");
         goto done;
@@ -13818,7 +13811,7 @@ static PyObject *cudart_fn_cuGraphNodeFindInClone(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeFindInClone");
         goto done;
@@ -13872,7 +13865,7 @@ static PyObject *cudart_fn_cuGraphNodeGetContainingGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetContainingGraph");
         goto done;
@@ -13935,7 +13928,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies");
         goto done;
@@ -14000,7 +13993,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies_v2(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies_v2");
         goto done;
@@ -14065,7 +14058,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes");
         goto done;
@@ -14130,7 +14123,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes_v2(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes_v2");
         goto done;
@@ -14189,7 +14182,7 @@ static PyObject *cudart_fn_cuGraphNodeGetEnabled(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetEnabled");
         goto done;
@@ -14243,7 +14236,7 @@ static PyObject *cudart_fn_cuGraphNodeGetLocalId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetLocalId");
         goto done;
@@ -14290,7 +14283,7 @@ static PyObject *cudart_fn_cuGraphNodeGetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetParams");
         goto done;
@@ -14341,7 +14334,7 @@ static PyObject *cudart_fn_cuGraphNodeGetToolsId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetToolsId");
         goto done;
@@ -14394,7 +14387,7 @@ static PyObject *cudart_fn_cuGraphNodeGetType(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetType");
         goto done;
@@ -14444,7 +14437,7 @@ static PyObject *cudart_fn_cuGraphNodeSetEnabled(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetEnabled");
         goto done;
@@ -14489,7 +14482,7 @@ static PyObject *cudart_fn_cuGraphNodeSetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetParams");
         goto done;
@@ -14534,7 +14527,7 @@ static PyObject *cudart_fn_cuGraphNodeSetParams_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetParams_v2");
         goto done;
@@ -14582,7 +14575,7 @@ static PyObject *cudart_fn_cuGraphReleaseUserObject(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphReleaseUserObject");
         goto done;
@@ -14646,7 +14639,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies");
         goto done;
@@ -14714,7 +14707,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies_v2");
         goto done;
@@ -14769,7 +14762,7 @@ static PyObject *cudart_fn_cuGraphRetainUserObject(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRetainUserObject");
         goto done;
@@ -14814,7 +14807,7 @@ static PyObject *cudart_fn_cuGraphUpload(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphUpload");
         goto done;
@@ -14868,7 +14861,7 @@ static PyObject *cudart_fn_cuGraphicsMapResources(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsMapResources");
         goto done;
@@ -14921,7 +14914,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedMipmappedArray(PyObject *s
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedMipmappedArray");
         goto done;
@@ -14980,7 +14973,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer");
         goto done;
@@ -15040,7 +15033,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer_v2(PyObject *self,
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer_v2");
         goto done;
@@ -15087,7 +15080,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags");
         goto done;
@@ -15130,7 +15123,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags_v2");
         goto done;
@@ -15186,7 +15179,7 @@ static PyObject *cudart_fn_cuGraphicsSubResourceGetMappedArray(PyObject *self, P
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsSubResourceGetMappedArray");
         goto done;
@@ -15242,7 +15235,7 @@ static PyObject *cudart_fn_cuGraphicsUnmapResources(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnmapResources");
         goto done;
@@ -15285,7 +15278,7 @@ static PyObject *cudart_fn_cuGraphicsUnregisterResource(PyObject *self, PyObject
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnregisterResource");
         goto done;
@@ -15341,7 +15334,7 @@ static PyObject *cudart_fn_cuGreenCtxCreate(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxCreate");
         goto done;
@@ -15384,7 +15377,7 @@ static PyObject *cudart_fn_cuGreenCtxDestroy(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxDestroy");
         goto done;
@@ -15431,7 +15424,7 @@ static PyObject *cudart_fn_cuGreenCtxGetDevResource(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetDevResource");
         goto done;
@@ -15482,7 +15475,7 @@ static PyObject *cudart_fn_cuGreenCtxGetId(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetId");
         goto done;
@@ -15529,7 +15522,7 @@ static PyObject *cudart_fn_cuGreenCtxRecordEvent(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxRecordEvent");
         goto done;
@@ -15586,7 +15579,7 @@ static PyObject *cudart_fn_cuGreenCtxStreamCreate(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxStreamCreate");
         goto done;
@@ -15633,7 +15626,7 @@ static PyObject *cudart_fn_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxWaitEvent");
         goto done;
@@ -15684,7 +15677,7 @@ static PyObject *cudart_fn_cuImportExternalMemory(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalMemory");
         goto done;
@@ -15737,7 +15730,7 @@ static PyObject *cudart_fn_cuImportExternalSemaphore(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalSemaphore");
         goto done;
@@ -15776,7 +15769,7 @@ static PyObject *cudart_fn_cuInit(PyObject *self, PyObject *const *args, Py_ssiz
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuInit");
         goto done;
@@ -15811,7 +15804,7 @@ static PyObject *cudart_fn_cuIpcCloseMemHandle(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcCloseMemHandle");
         goto done;
@@ -15854,7 +15847,7 @@ static PyObject *cudart_fn_cuIpcGetEventHandle(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetEventHandle");
         goto done;
@@ -15898,7 +15891,7 @@ static PyObject *cudart_fn_cuIpcGetMemHandle(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetMemHandle");
         goto done;
@@ -15947,7 +15940,7 @@ static PyObject *cudart_fn_cuIpcOpenEventHandle(PyObject *self, PyObject *const 
     if (cudart_by_value(args[k++], 1, "CUipcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_CUipcEventHandle, &a1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenEventHandle");
         goto done;
@@ -16001,7 +15994,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle");
         goto done;
@@ -16055,7 +16048,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle_v2");
         goto done;
@@ -16113,7 +16106,7 @@ static PyObject *cudart_fn_cuKernelGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetAttribute");
         goto done;
@@ -16166,7 +16159,7 @@ static PyObject *cudart_fn_cuKernelGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetFunction");
         goto done;
@@ -16219,7 +16212,7 @@ static PyObject *cudart_fn_cuKernelGetLibrary(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetLibrary");
         goto done;
@@ -16272,7 +16265,7 @@ static PyObject *cudart_fn_cuKernelGetName(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetName");
         goto done;
@@ -16325,7 +16318,7 @@ static PyObject *cudart_fn_cuKernelGetParamCount(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamCount");
         goto done;
@@ -16387,7 +16380,7 @@ static PyObject *cudart_fn_cuKernelGetParamInfo(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamInfo");
         goto done;
@@ -16440,7 +16433,7 @@ static PyObject *cudart_fn_cuKernelSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetAttribute");
         goto done;
@@ -16486,7 +16479,7 @@ static PyObject *cudart_fn_cuKernelSetCacheConfig(PyObject *self, PyObject *cons
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetCacheConfig");
         goto done;
@@ -16526,7 +16519,7 @@ static PyObject *cudart_fn_cuLaunch(PyObject *self, PyObject *const *args, Py_ss
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunch");
         goto done;
@@ -16601,7 +16594,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernel(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 9, (int)((spec.storage >> 9) & 1), 0, &a9, &b9) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernel");
         goto done;
@@ -16651,7 +16644,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernelMultiDevice(PyObject *self, 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernelMultiDevice");
         goto done;
@@ -16697,7 +16690,7 @@ static PyObject *cudart_fn_cuLaunchGrid(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGrid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGrid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGrid");
         goto done;
@@ -16747,7 +16740,7 @@ static PyObject *cudart_fn_cuLaunchGridAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGridAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGridAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGridAsync");
         goto done;
@@ -16796,7 +16789,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc");
         goto done;
@@ -16849,7 +16842,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc_v2(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc_v2");
         goto done;
@@ -16932,7 +16925,7 @@ static PyObject *cudart_fn_cuLaunchKernel(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 10, (int)((spec.storage >> 10) & 1), 0, &a10, &b10) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernel");
         goto done;
@@ -16997,7 +16990,7 @@ static PyObject *cudart_fn_cuLaunchKernelEx(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernelEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernelEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernelEx");
         goto done;
@@ -17055,7 +17048,7 @@ static PyObject *cudart_fn_cuLibraryEnumerateKernels(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryEnumerateKernels");
         goto done;
@@ -17118,7 +17111,7 @@ static PyObject *cudart_fn_cuLibraryGetGlobal(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetGlobal");
         goto done;
@@ -17177,7 +17170,7 @@ static PyObject *cudart_fn_cuLibraryGetKernel(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernel");
         goto done;
@@ -17231,7 +17224,7 @@ static PyObject *cudart_fn_cuLibraryGetKernelCount(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernelCount");
         goto done;
@@ -17294,7 +17287,7 @@ static PyObject *cudart_fn_cuLibraryGetManaged(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetManaged");
         goto done;
@@ -17349,7 +17342,7 @@ static PyObject *cudart_fn_cuLibraryGetModule(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetModule");
         goto done;
@@ -17406,7 +17399,7 @@ static PyObject *cudart_fn_cuLibraryGetUnifiedFunction(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetUnifiedFunction");
         goto done;
@@ -17490,7 +17483,7 @@ static PyObject *cudart_fn_cuLibraryLoadData(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadData");
         goto done;
@@ -17577,7 +17570,7 @@ static PyObject *cudart_fn_cuLibraryLoadFromFile(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadFromFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadFromFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadFromFile");
         goto done;
@@ -17624,7 +17617,7 @@ static PyObject *cudart_fn_cuLibraryUnload(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryUnload");
         goto done;
@@ -17697,7 +17690,7 @@ static PyObject *cudart_fn_cuLinkAddData(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData");
         goto done;
@@ -17776,7 +17769,7 @@ static PyObject *cudart_fn_cuLinkAddData_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData_v2");
         goto done;
@@ -17848,7 +17841,7 @@ static PyObject *cudart_fn_cuLinkAddFile(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile");
         goto done;
@@ -17919,7 +17912,7 @@ static PyObject *cudart_fn_cuLinkAddFile_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile_v2");
         goto done;
@@ -17980,7 +17973,7 @@ static PyObject *cudart_fn_cuLinkComplete(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkComplete");
         goto done;
@@ -18045,7 +18038,7 @@ static PyObject *cudart_fn_cuLinkCreate(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate");
         goto done;
@@ -18110,7 +18103,7 @@ static PyObject *cudart_fn_cuLinkCreate_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate_v2");
         goto done;
@@ -18154,7 +18147,7 @@ static PyObject *cudart_fn_cuLinkDestroy(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkDestroy");
         goto done;
@@ -18193,7 +18186,7 @@ static PyObject *cudart_fn_cuLogicalEndpointAddDevice(PyObject *self, PyObject *
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointAddDevice");
         goto done;
@@ -18247,7 +18240,7 @@ static PyObject *cudart_fn_cuLogicalEndpointBindAddr(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointBindAddr");
         goto done;
@@ -18301,7 +18294,7 @@ static PyObject *cudart_fn_cuLogicalEndpointBindMem(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointBindMem");
         goto done;
@@ -18343,7 +18336,7 @@ static PyObject *cudart_fn_cuLogicalEndpointCreate(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointCreate");
         goto done;
@@ -18379,7 +18372,7 @@ static PyObject *cudart_fn_cuLogicalEndpointDestroy(PyObject *self, PyObject *co
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointDestroy");
         goto done;
@@ -18424,7 +18417,7 @@ static PyObject *cudart_fn_cuLogicalEndpointExport(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointExport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointExport");
         goto done;
@@ -18480,7 +18473,7 @@ static PyObject *cudart_fn_cuLogicalEndpointGetLimits(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointGetLimits");
         goto done;
@@ -18523,7 +18516,7 @@ static PyObject *cudart_fn_cuLogicalEndpointIdRelease(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointIdRelease");
         goto done;
@@ -18571,7 +18564,7 @@ static PyObject *cudart_fn_cuLogicalEndpointIdReserve(PyObject *self, PyObject *
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointIdReserve");
         goto done;
@@ -18619,7 +18612,7 @@ static PyObject *cudart_fn_cuLogicalEndpointImport(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointImport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointImport");
         goto done;
@@ -18671,7 +18664,7 @@ static PyObject *cudart_fn_cuLogicalEndpointQuery(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointQuery");
         goto done;
@@ -18718,7 +18711,7 @@ static PyObject *cudart_fn_cuLogicalEndpointUnbind(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointUnbind");
         goto done;
@@ -18766,7 +18759,7 @@ static PyObject *cudart_fn_cuLogsCurrent(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsCurrent");
         goto done;
@@ -18821,7 +18814,7 @@ static PyObject *cudart_fn_cuLogsDumpToFile(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToFile");
         goto done;
@@ -18883,7 +18876,7 @@ static PyObject *cudart_fn_cuLogsDumpToMemory(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToMemory");
         goto done;
@@ -18941,7 +18934,7 @@ static PyObject *cudart_fn_cuLogsRegisterCallback(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsRegisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsRegisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsRegisterCallback");
         goto done;
@@ -18985,7 +18978,7 @@ static PyObject *cudart_fn_cuLogsUnregisterCallback(PyObject *self, PyObject *co
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsUnregisterCallback");
         goto done;
@@ -19024,7 +19017,7 @@ static PyObject *cudart_fn_cuMemAddressFree(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressFree");
         goto done;
@@ -19081,7 +19074,7 @@ static PyObject *cudart_fn_cuMemAddressReserve(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressReserve");
         goto done;
@@ -19128,7 +19121,7 @@ static PyObject *cudart_fn_cuMemAdvise(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise");
         goto done;
@@ -19172,7 +19165,7 @@ static PyObject *cudart_fn_cuMemAdvise_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise_v2");
         goto done;
@@ -19220,7 +19213,7 @@ static PyObject *cudart_fn_cuMemAlloc(PyObject *self, PyObject *const *args, Py_
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc");
         goto done;
@@ -19275,7 +19268,7 @@ static PyObject *cudart_fn_cuMemAllocAsync(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocAsync");
         goto done;
@@ -19335,7 +19328,7 @@ static PyObject *cudart_fn_cuMemAllocFromPoolAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocFromPoolAsync");
         goto done;
@@ -19388,7 +19381,7 @@ static PyObject *cudart_fn_cuMemAllocHost(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost");
         goto done;
@@ -19439,7 +19432,7 @@ static PyObject *cudart_fn_cuMemAllocHost_v2(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost_v2");
         goto done;
@@ -19493,7 +19486,7 @@ static PyObject *cudart_fn_cuMemAllocManaged(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocManaged");
         goto done;
@@ -19556,7 +19549,7 @@ static PyObject *cudart_fn_cuMemAllocPitch(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch");
         goto done;
@@ -19620,7 +19613,7 @@ static PyObject *cudart_fn_cuMemAllocPitch_v2(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch_v2");
         goto done;
@@ -19672,7 +19665,7 @@ static PyObject *cudart_fn_cuMemAlloc_v2(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc_v2");
         goto done;
@@ -19734,7 +19727,7 @@ static PyObject *cudart_fn_cuMemBatchDecompressAsync(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemBatchDecompressAsync");
         goto done;
@@ -19794,7 +19787,7 @@ static PyObject *cudart_fn_cuMemCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemCreate");
         goto done;
@@ -19872,7 +19865,7 @@ static PyObject *cudart_fn_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyO
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardAndPrefetchBatchAsync");
         goto done;
@@ -19940,7 +19933,7 @@ static PyObject *cudart_fn_cuMemDiscardBatchAsync(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardBatchAsync");
         goto done;
@@ -19993,7 +19986,7 @@ static PyObject *cudart_fn_cuMemExportToShareableHandle(PyObject *self, PyObject
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemExportToShareableHandle");
         goto done;
@@ -20029,7 +20022,7 @@ static PyObject *cudart_fn_cuMemFree(PyObject *self, PyObject *const *args, Py_s
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree");
         goto done;
@@ -20071,7 +20064,7 @@ static PyObject *cudart_fn_cuMemFreeAsync(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeAsync");
         goto done;
@@ -20111,7 +20104,7 @@ static PyObject *cudart_fn_cuMemFreeHost(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeHost");
         goto done;
@@ -20147,7 +20140,7 @@ static PyObject *cudart_fn_cuMemFree_v2(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree_v2");
         goto done;
@@ -20199,7 +20192,7 @@ static PyObject *cudart_fn_cuMemGetAccess(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAccess");
         goto done;
@@ -20257,7 +20250,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange");
         goto done;
@@ -20315,7 +20308,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange_v2(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange_v2");
         goto done;
@@ -20371,7 +20364,7 @@ static PyObject *cudart_fn_cuMemGetAllocationGranularity(PyObject *self, PyObjec
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationGranularity");
         goto done;
@@ -20417,7 +20410,7 @@ static PyObject *cudart_fn_cuMemGetAllocationPropertiesFromHandle(PyObject *self
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationPropertiesFromHandle");
         goto done;
@@ -20470,7 +20463,7 @@ static PyObject *cudart_fn_cuMemGetDefaultMemPool(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetDefaultMemPool");
         goto done;
@@ -20525,7 +20518,7 @@ static PyObject *cudart_fn_cuMemGetHandleForAddressRange(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetHandleForAddressRange");
         goto done;
@@ -20577,7 +20570,7 @@ static PyObject *cudart_fn_cuMemGetInfo(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo");
         goto done;
@@ -20632,7 +20625,7 @@ static PyObject *cudart_fn_cuMemGetInfo_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo_v2");
         goto done;
@@ -20687,7 +20680,7 @@ static PyObject *cudart_fn_cuMemGetLocationInfo(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetLocationInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetLocationInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetLocationInfo");
         goto done;
@@ -20740,7 +20733,7 @@ static PyObject *cudart_fn_cuMemGetMemPool(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetMemPool");
         goto done;
@@ -20795,7 +20788,7 @@ static PyObject *cudart_fn_cuMemHostAlloc(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostAlloc");
         goto done;
@@ -20850,7 +20843,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer");
         goto done;
@@ -20906,7 +20899,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer_v2");
         goto done;
@@ -20959,7 +20952,7 @@ static PyObject *cudart_fn_cuMemHostGetFlags(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetFlags");
         goto done;
@@ -21008,7 +21001,7 @@ static PyObject *cudart_fn_cuMemHostRegister(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister");
         goto done;
@@ -21054,7 +21047,7 @@ static PyObject *cudart_fn_cuMemHostRegister_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister_v2");
         goto done;
@@ -21094,7 +21087,7 @@ static PyObject *cudart_fn_cuMemHostUnregister(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostUnregister");
         goto done;
@@ -21147,7 +21140,7 @@ static PyObject *cudart_fn_cuMemImportFromShareableHandle(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemImportFromShareableHandle");
         goto done;
@@ -21198,7 +21191,7 @@ static PyObject *cudart_fn_cuMemMap(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMap");
         goto done;
@@ -21244,7 +21237,7 @@ static PyObject *cudart_fn_cuMemMapArrayAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMapArrayAsync");
         goto done;
@@ -21295,7 +21288,7 @@ static PyObject *cudart_fn_cuMemPoolCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolCreate");
         goto done;
@@ -21338,7 +21331,7 @@ static PyObject *cudart_fn_cuMemPoolDestroy(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolDestroy");
         goto done;
@@ -21381,7 +21374,7 @@ static PyObject *cudart_fn_cuMemPoolExportPointer(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportPointer");
         goto done;
@@ -21431,7 +21424,7 @@ static PyObject *cudart_fn_cuMemPoolExportToShareableHandle(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportToShareableHandle");
         goto done;
@@ -21486,7 +21479,7 @@ static PyObject *cudart_fn_cuMemPoolGetAccess(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAccess");
         goto done;
@@ -21537,7 +21530,7 @@ static PyObject *cudart_fn_cuMemPoolGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAttribute");
         goto done;
@@ -21594,7 +21587,7 @@ static PyObject *cudart_fn_cuMemPoolImportFromShareableHandle(PyObject *self, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportFromShareableHandle");
         goto done;
@@ -21651,7 +21644,7 @@ static PyObject *cudart_fn_cuMemPoolImportPointer(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportPointer");
         goto done;
@@ -21702,7 +21695,7 @@ static PyObject *cudart_fn_cuMemPoolSetAccess(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAccess");
         goto done;
@@ -21750,7 +21743,7 @@ static PyObject *cudart_fn_cuMemPoolSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAttribute");
         goto done;
@@ -21794,7 +21787,7 @@ static PyObject *cudart_fn_cuMemPoolTrimTo(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolTrimTo");
         goto done;
@@ -21846,7 +21839,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync");
         goto done;
@@ -21898,7 +21891,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync_v2");
         goto done;
@@ -21973,7 +21966,7 @@ static PyObject *cudart_fn_cuMemPrefetchBatchAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchBatchAsync");
         goto done;
@@ -22031,7 +22024,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttribute(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttribute");
         goto done;
@@ -22098,7 +22091,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttributes(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttributes");
         goto done;
@@ -22138,7 +22131,7 @@ static PyObject *cudart_fn_cuMemRelease(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRelease");
         goto done;
@@ -22187,7 +22180,7 @@ static PyObject *cudart_fn_cuMemRetainAllocationHandle(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRetainAllocationHandle");
         goto done;
@@ -22239,7 +22232,7 @@ static PyObject *cudart_fn_cuMemSetAccess(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetAccess");
         goto done;
@@ -22286,7 +22279,7 @@ static PyObject *cudart_fn_cuMemSetMemPool(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetMemPool");
         goto done;
@@ -22326,7 +22319,7 @@ static PyObject *cudart_fn_cuMemUnmap(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemUnmap");
         goto done;
@@ -22367,7 +22360,7 @@ static PyObject *cudart_fn_cuMemcpy(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy");
         goto done;
@@ -22406,7 +22399,7 @@ static PyObject *cudart_fn_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D");
         goto done;
@@ -22450,7 +22443,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync");
         goto done;
@@ -22495,7 +22488,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync_v2");
         goto done;
@@ -22536,7 +22529,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned");
         goto done;
@@ -22576,7 +22569,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned_v2");
         goto done;
@@ -22616,7 +22609,7 @@ static PyObject *cudart_fn_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D_v2");
         goto done;
@@ -22656,7 +22649,7 @@ static PyObject *cudart_fn_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D");
         goto done;
@@ -22700,7 +22693,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync");
         goto done;
@@ -22745,7 +22738,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync_v2");
         goto done;
@@ -22796,7 +22789,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync");
         goto done;
@@ -22847,7 +22840,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync_v2");
         goto done;
@@ -22888,7 +22881,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeer(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeer");
         goto done;
@@ -22932,7 +22925,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeerAsync");
         goto done;
@@ -22980,7 +22973,7 @@ static PyObject *cudart_fn_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DWithAttributesAsync");
         goto done;
@@ -23021,7 +23014,7 @@ static PyObject *cudart_fn_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D_v2");
         goto done;
@@ -23070,7 +23063,7 @@ static PyObject *cudart_fn_cuMemcpyAsync(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAsync");
         goto done;
@@ -23123,7 +23116,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA");
         goto done;
@@ -23177,7 +23170,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA_v2");
         goto done;
@@ -23227,7 +23220,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD");
         goto done;
@@ -23276,7 +23269,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD_v2");
         goto done;
@@ -23326,7 +23319,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH");
         goto done;
@@ -23381,7 +23374,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync");
         goto done;
@@ -23437,7 +23430,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync_v2");
         goto done;
@@ -23489,7 +23482,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH_v2");
         goto done;
@@ -23568,7 +23561,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync");
         goto done;
@@ -23653,7 +23646,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync_v2");
         goto done;
@@ -23709,7 +23702,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA");
         goto done;
@@ -23758,7 +23751,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA_v2");
         goto done;
@@ -23800,7 +23793,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD");
         goto done;
@@ -23848,7 +23841,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync");
         goto done;
@@ -23897,7 +23890,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync_v2");
         goto done;
@@ -23939,7 +23932,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD_v2");
         goto done;
@@ -23984,7 +23977,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH");
         goto done;
@@ -24034,7 +24027,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync");
         goto done;
@@ -24085,7 +24078,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync_v2");
         goto done;
@@ -24132,7 +24125,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH_v2");
         goto done;
@@ -24182,7 +24175,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA");
         goto done;
@@ -24237,7 +24230,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync");
         goto done;
@@ -24293,7 +24286,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync_v2");
         goto done;
@@ -24345,7 +24338,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA_v2");
         goto done;
@@ -24392,7 +24385,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD");
         goto done;
@@ -24442,7 +24435,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync");
         goto done;
@@ -24493,7 +24486,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync_v2");
         goto done;
@@ -24540,7 +24533,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD_v2");
         goto done;
@@ -24593,7 +24586,7 @@ static PyObject *cudart_fn_cuMemcpyPeer(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeer");
         goto done;
@@ -24651,7 +24644,7 @@ static PyObject *cudart_fn_cuMemcpyPeerAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeerAsync");
         goto done;
@@ -24706,7 +24699,7 @@ static PyObject *cudart_fn_cuMemcpyWithAttributesAsync(PyObject *self, PyObject 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyWithAttributesAsync");
         goto done;
@@ -24749,7 +24742,7 @@ static PyObject *cudart_fn_cuMemsetD16(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16");
         goto done;
@@ -24797,7 +24790,7 @@ static PyObject *cudart_fn_cuMemsetD16Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16Async");
         goto done;
@@ -24839,7 +24832,7 @@ static PyObject *cudart_fn_cuMemsetD16_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16_v2");
         goto done;
@@ -24886,7 +24879,7 @@ static PyObject *cudart_fn_cuMemsetD2D16(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16");
         goto done;
@@ -24940,7 +24933,7 @@ static PyObject *cudart_fn_cuMemsetD2D16Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16Async");
         goto done;
@@ -24988,7 +24981,7 @@ static PyObject *cudart_fn_cuMemsetD2D16_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16_v2");
         goto done;
@@ -25035,7 +25028,7 @@ static PyObject *cudart_fn_cuMemsetD2D32(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32");
         goto done;
@@ -25089,7 +25082,7 @@ static PyObject *cudart_fn_cuMemsetD2D32Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32Async");
         goto done;
@@ -25137,7 +25130,7 @@ static PyObject *cudart_fn_cuMemsetD2D32_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32_v2");
         goto done;
@@ -25184,7 +25177,7 @@ static PyObject *cudart_fn_cuMemsetD2D8(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8");
         goto done;
@@ -25238,7 +25231,7 @@ static PyObject *cudart_fn_cuMemsetD2D8Async(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8Async");
         goto done;
@@ -25286,7 +25279,7 @@ static PyObject *cudart_fn_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8_v2");
         goto done;
@@ -25327,7 +25320,7 @@ static PyObject *cudart_fn_cuMemsetD32(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32");
         goto done;
@@ -25375,7 +25368,7 @@ static PyObject *cudart_fn_cuMemsetD32Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32Async");
         goto done;
@@ -25417,7 +25410,7 @@ static PyObject *cudart_fn_cuMemsetD32_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32_v2");
         goto done;
@@ -25458,7 +25451,7 @@ static PyObject *cudart_fn_cuMemsetD8(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8");
         goto done;
@@ -25506,7 +25499,7 @@ static PyObject *cudart_fn_cuMemsetD8Async(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8Async");
         goto done;
@@ -25548,7 +25541,7 @@ static PyObject *cudart_fn_cuMemsetD8_v2(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8_v2");
         goto done;
@@ -25600,7 +25593,7 @@ static PyObject *cudart_fn_cuMipmappedArrayCreate(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayCreate");
         goto done;
@@ -25643,7 +25636,7 @@ static PyObject *cudart_fn_cuMipmappedArrayDestroy(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayDestroy");
         goto done;
@@ -25696,7 +25689,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetLevel(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetLevel");
         goto done;
@@ -25746,7 +25739,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetMemoryRequirements(PyObject *self,
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetMemoryRequirements");
         goto done;
@@ -25791,7 +25784,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetSparseProperties(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetSparseProperties");
         goto done;
@@ -25845,7 +25838,7 @@ static PyObject *cudart_fn_cuModuleEnumerateFunctions(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleEnumerateFunctions");
         goto done;
@@ -25902,7 +25895,7 @@ static PyObject *cudart_fn_cuModuleGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunction");
         goto done;
@@ -25956,7 +25949,7 @@ static PyObject *cudart_fn_cuModuleGetFunctionCount(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunctionCount");
         goto done;
@@ -26019,7 +26012,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal");
         goto done;
@@ -26084,7 +26077,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal_v2(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal_v2");
         goto done;
@@ -26135,7 +26128,7 @@ static PyObject *cudart_fn_cuModuleGetLoadingMode(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetLoadingMode");
         goto done;
@@ -26191,7 +26184,7 @@ static PyObject *cudart_fn_cuModuleGetSurfRef(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetSurfRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetSurfRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetSurfRef");
         goto done;
@@ -26249,7 +26242,7 @@ static PyObject *cudart_fn_cuModuleGetTexRef(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetTexRef");
         goto done;
@@ -26303,7 +26296,7 @@ static PyObject *cudart_fn_cuModuleLoad(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoad");
         goto done;
@@ -26356,7 +26349,7 @@ static PyObject *cudart_fn_cuModuleLoadData(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadData");
         goto done;
@@ -26424,7 +26417,7 @@ static PyObject *cudart_fn_cuModuleLoadDataEx(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadDataEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadDataEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadDataEx");
         goto done;
@@ -26479,7 +26472,7 @@ static PyObject *cudart_fn_cuModuleLoadFatBinary(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadFatBinary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadFatBinary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadFatBinary");
         goto done;
@@ -26522,7 +26515,7 @@ static PyObject *cudart_fn_cuModuleUnload(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleUnload");
         goto done;
@@ -26561,7 +26554,7 @@ static PyObject *cudart_fn_cuMulticastAddDevice(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastAddDevice");
         goto done;
@@ -26608,7 +26601,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr");
         goto done;
@@ -26658,7 +26651,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr_v2");
         goto done;
@@ -26708,7 +26701,7 @@ static PyObject *cudart_fn_cuMulticastBindMem(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem");
         goto done;
@@ -26761,7 +26754,7 @@ static PyObject *cudart_fn_cuMulticastBindMem_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem_v2");
         goto done;
@@ -26810,7 +26803,7 @@ static PyObject *cudart_fn_cuMulticastCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastCreate");
         goto done;
@@ -26866,7 +26859,7 @@ static PyObject *cudart_fn_cuMulticastGetGranularity(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastGetGranularity");
         goto done;
@@ -26914,7 +26907,7 @@ static PyObject *cudart_fn_cuMulticastUnbind(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastUnbind");
         goto done;
@@ -26969,7 +26962,7 @@ static PyObject *cudart_fn_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *sel
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyAvailableDynamicSMemPerBlock");
         goto done;
@@ -27028,7 +27021,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject 
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
@@ -27090,7 +27083,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
@@ -27147,7 +27140,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveClusters(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveClusters");
         goto done;
@@ -27217,7 +27210,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSize(PyObject *self, PyOb
     if (cudart_signed(args[k++], 5, 32, &i5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSize");
         goto done;
@@ -27291,7 +27284,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSizeWithFlags(PyObject *s
     if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSizeWithFlags");
         goto done;
@@ -27350,7 +27343,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialClusterSize(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialClusterSize");
         goto done;
@@ -27397,7 +27390,7 @@ static PyObject *cudart_fn_cuParamSetSize(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetSize");
         goto done;
@@ -27444,7 +27437,7 @@ static PyObject *cudart_fn_cuParamSetTexRef(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetTexRef");
         goto done;
@@ -27491,7 +27484,7 @@ static PyObject *cudart_fn_cuParamSetf(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetf];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetf]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetf");
         goto done;
@@ -27537,7 +27530,7 @@ static PyObject *cudart_fn_cuParamSeti(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSeti];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSeti]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSeti");
         goto done;
@@ -27587,7 +27580,7 @@ static PyObject *cudart_fn_cuParamSetv(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetv];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetv]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetv");
         goto done;
@@ -27634,7 +27627,7 @@ static PyObject *cudart_fn_cuPointerGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttribute");
         goto done;
@@ -27692,7 +27685,7 @@ static PyObject *cudart_fn_cuPointerGetAttributes(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttributes");
         goto done;
@@ -27741,7 +27734,7 @@ static PyObject *cudart_fn_cuPointerSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerSetAttribute");
         goto done;
@@ -27798,7 +27791,7 @@ static PyObject *cudart_fn_cuSignalExternalSemaphoresAsync(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSignalExternalSemaphoresAsync");
         goto done;
@@ -27853,7 +27846,7 @@ static PyObject *cudart_fn_cuStreamAddCallback(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAddCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAddCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAddCallback");
         goto done;
@@ -27904,7 +27897,7 @@ static PyObject *cudart_fn_cuStreamAttachMemAsync(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAttachMemAsync");
         goto done;
@@ -27954,7 +27947,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp");
         goto done;
@@ -28005,7 +27998,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp_v2");
         goto done;
@@ -28049,7 +28042,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture");
         goto done;
@@ -28093,7 +28086,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToCig(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToCig");
         goto done;
@@ -28158,7 +28151,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToGraph(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToGraph");
         goto done;
@@ -28206,7 +28199,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture_v2");
         goto done;
@@ -28261,7 +28254,7 @@ static PyObject *cudart_fn_cuStreamBeginRecaptureToGraph(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginRecaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginRecaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginRecaptureToGraph");
         goto done;
@@ -28308,7 +28301,7 @@ static PyObject *cudart_fn_cuStreamCopyAttributes(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCopyAttributes");
         goto done;
@@ -28358,7 +28351,7 @@ static PyObject *cudart_fn_cuStreamCreate(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreate");
         goto done;
@@ -28412,7 +28405,7 @@ static PyObject *cudart_fn_cuStreamCreateWithPriority(PyObject *self, PyObject *
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreateWithPriority");
         goto done;
@@ -28454,7 +28447,7 @@ static PyObject *cudart_fn_cuStreamDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy");
         goto done;
@@ -28494,7 +28487,7 @@ static PyObject *cudart_fn_cuStreamDestroy_v2(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy_v2");
         goto done;
@@ -28544,7 +28537,7 @@ static PyObject *cudart_fn_cuStreamEndCapture(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCapture");
         goto done;
@@ -28587,7 +28580,7 @@ static PyObject *cudart_fn_cuStreamEndCaptureToCig(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCaptureToCig");
         goto done;
@@ -28634,7 +28627,7 @@ static PyObject *cudart_fn_cuStreamGetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetAttribute");
         goto done;
@@ -28715,7 +28708,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo");
         goto done;
@@ -28803,7 +28796,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo_v3(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo_v3");
         goto done;
@@ -28861,7 +28854,7 @@ static PyObject *cudart_fn_cuStreamGetCtx(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx");
         goto done;
@@ -28920,7 +28913,7 @@ static PyObject *cudart_fn_cuStreamGetCtx_v2(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx_v2");
         goto done;
@@ -28971,7 +28964,7 @@ static PyObject *cudart_fn_cuStreamGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevResource");
         goto done;
@@ -29022,7 +29015,7 @@ static PyObject *cudart_fn_cuStreamGetDevice(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevice");
         goto done;
@@ -29075,7 +29068,7 @@ static PyObject *cudart_fn_cuStreamGetFlags(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetFlags");
         goto done;
@@ -29128,7 +29121,7 @@ static PyObject *cudart_fn_cuStreamGetGreenCtx(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetGreenCtx");
         goto done;
@@ -29181,7 +29174,7 @@ static PyObject *cudart_fn_cuStreamGetId(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetId");
         goto done;
@@ -29234,7 +29227,7 @@ static PyObject *cudart_fn_cuStreamGetPriority(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetPriority");
         goto done;
@@ -29287,7 +29280,7 @@ static PyObject *cudart_fn_cuStreamIsCapturing(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamIsCapturing");
         goto done;
@@ -29330,7 +29323,7 @@ static PyObject *cudart_fn_cuStreamQuery(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamQuery");
         goto done;
@@ -29377,7 +29370,7 @@ static PyObject *cudart_fn_cuStreamSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSetAttribute");
         goto done;
@@ -29418,7 +29411,7 @@ static PyObject *cudart_fn_cuStreamSynchronize(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSynchronize");
         goto done;
@@ -29478,7 +29471,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies(PyObject *self, PyO
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies");
         goto done;
@@ -29542,7 +29535,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies_v2(PyObject *self, 
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies_v2");
         goto done;
@@ -29593,7 +29586,7 @@ static PyObject *cudart_fn_cuStreamWaitEvent(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitEvent");
         goto done;
@@ -29643,7 +29636,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32");
         goto done;
@@ -29692,7 +29685,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32_v2");
         goto done;
@@ -29741,7 +29734,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64");
         goto done;
@@ -29790,7 +29783,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64_v2");
         goto done;
@@ -29839,7 +29832,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32");
         goto done;
@@ -29888,7 +29881,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32_v2");
         goto done;
@@ -29937,7 +29930,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64");
         goto done;
@@ -29986,7 +29979,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64_v2");
         goto done;
@@ -30036,7 +30029,7 @@ static PyObject *cudart_fn_cuSurfObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectCreate");
         goto done;
@@ -30075,7 +30068,7 @@ static PyObject *cudart_fn_cuSurfObjectDestroy(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectDestroy");
         goto done;
@@ -30117,7 +30110,7 @@ static PyObject *cudart_fn_cuSurfObjectGetResourceDesc(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectGetResourceDesc");
         goto done;
@@ -30167,7 +30160,7 @@ static PyObject *cudart_fn_cuSurfRefGetArray(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefGetArray");
         goto done;
@@ -30217,7 +30210,7 @@ static PyObject *cudart_fn_cuSurfRefSetArray(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefSetArray");
         goto done;
@@ -30320,7 +30313,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2col(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 14, 32, &u14) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2col");
         goto done;
@@ -30427,7 +30420,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2colWide(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 15, 32, &u15) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2colWide");
         goto done;
@@ -30523,7 +30516,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeTiled(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 11, 32, &u11) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeTiled");
         goto done;
@@ -30574,7 +30567,7 @@ static PyObject *cudart_fn_cuTensorMapReplaceAddress(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapReplaceAddress");
         goto done;
@@ -30628,7 +30621,7 @@ static PyObject *cudart_fn_cuTensorMapSetAllocationClass(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapSetAllocationClass");
         goto done;
@@ -30689,7 +30682,7 @@ static PyObject *cudart_fn_cuTexObjectCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectCreate");
         goto done;
@@ -30730,7 +30723,7 @@ static PyObject *cudart_fn_cuTexObjectDestroy(PyObject *self, PyObject *const *a
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectDestroy");
         goto done;
@@ -30772,7 +30765,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceDesc(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceDesc");
         goto done;
@@ -30815,7 +30808,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceViewDesc(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceViewDesc");
         goto done;
@@ -30858,7 +30851,7 @@ static PyObject *cudart_fn_cuTexObjectGetTextureDesc(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetTextureDesc");
         goto done;
@@ -30904,7 +30897,7 @@ static PyObject *cudart_fn_cuTexRefCreate(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefCreate");
         goto done;
@@ -30946,7 +30939,7 @@ static PyObject *cudart_fn_cuTexRefDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefDestroy");
         goto done;
@@ -30996,7 +30989,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress");
         goto done;
@@ -31052,7 +31045,7 @@ static PyObject *cudart_fn_cuTexRefGetAddressMode(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddressMode");
         goto done;
@@ -31105,7 +31098,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress_v2");
         goto done;
@@ -31158,7 +31151,7 @@ static PyObject *cudart_fn_cuTexRefGetArray(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetArray");
         goto done;
@@ -31211,7 +31204,7 @@ static PyObject *cudart_fn_cuTexRefGetBorderColor(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetBorderColor");
         goto done;
@@ -31264,7 +31257,7 @@ static PyObject *cudart_fn_cuTexRefGetFilterMode(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFilterMode");
         goto done;
@@ -31317,7 +31310,7 @@ static PyObject *cudart_fn_cuTexRefGetFlags(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFlags");
         goto done;
@@ -31376,7 +31369,7 @@ static PyObject *cudart_fn_cuTexRefGetFormat(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFormat");
         goto done;
@@ -31430,7 +31423,7 @@ static PyObject *cudart_fn_cuTexRefGetMaxAnisotropy(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMaxAnisotropy");
         goto done;
@@ -31483,7 +31476,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapFilterMode(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapFilterMode");
         goto done;
@@ -31536,7 +31529,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelBias(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelBias");
         goto done;
@@ -31595,7 +31588,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelClamp(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelClamp");
         goto done;
@@ -31649,7 +31642,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmappedArray(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmappedArray");
         goto done;
@@ -31708,7 +31701,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress");
         goto done;
@@ -31761,7 +31754,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D");
         goto done;
@@ -31812,7 +31805,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D_v3(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D_v3");
         goto done;
@@ -31859,7 +31852,7 @@ static PyObject *cudart_fn_cuTexRefSetAddressMode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddressMode");
         goto done;
@@ -31915,7 +31908,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress_v2");
         goto done;
@@ -31965,7 +31958,7 @@ static PyObject *cudart_fn_cuTexRefSetArray(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetArray");
         goto done;
@@ -32016,7 +32009,7 @@ static PyObject *cudart_fn_cuTexRefSetBorderColor(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetBorderColor");
         goto done;
@@ -32062,7 +32055,7 @@ static PyObject *cudart_fn_cuTexRefSetFilterMode(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFilterMode");
         goto done;
@@ -32105,7 +32098,7 @@ static PyObject *cudart_fn_cuTexRefSetFlags(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFlags");
         goto done;
@@ -32151,7 +32144,7 @@ static PyObject *cudart_fn_cuTexRefSetFormat(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFormat");
         goto done;
@@ -32194,7 +32187,7 @@ static PyObject *cudart_fn_cuTexRefSetMaxAnisotropy(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMaxAnisotropy");
         goto done;
@@ -32237,7 +32230,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapFilterMode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapFilterMode");
         goto done;
@@ -32280,7 +32273,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelBias(PyObject *self, PyObject *
         goto done;
     if (cudart_double(args[1], 1, &d1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelBias");
         goto done;
@@ -32326,7 +32319,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelClamp(PyObject *self, PyObject 
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelClamp");
         goto done;
@@ -32373,7 +32366,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmappedArray(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmappedArray");
         goto done;
@@ -32420,7 +32413,7 @@ static PyObject *cudart_fn_cuThreadExchangeStreamCaptureMode(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuThreadExchangeStreamCaptureMode");
         goto done;
@@ -32482,7 +32475,7 @@ static PyObject *cudart_fn_cuUserObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectCreate");
         goto done;
@@ -32529,7 +32522,7 @@ static PyObject *cudart_fn_cuUserObjectRelease(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRelease");
         goto done;
@@ -32572,7 +32565,7 @@ static PyObject *cudart_fn_cuUserObjectRetain(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRetain");
         goto done;
@@ -32629,7 +32622,7 @@ static PyObject *cudart_fn_cuWaitExternalSemaphoresAsync(PyObject *self, PyObjec
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuWaitExternalSemaphoresAsync");
         goto done;
@@ -33179,7 +33172,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33197,7 +33190,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[0] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[0]) &&
         cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33232,7 +33225,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33250,7 +33243,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[1] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[1]) &&
         cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33285,7 +33278,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33303,7 +33296,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[2] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[2]) &&
         cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33338,7 +33331,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33356,7 +33349,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[3] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[3]) &&
         cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33388,7 +33381,7 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -33410,7 +33403,7 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[4] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[4]) &&
         cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33454,7 +33447,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33472,7 +33465,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[5] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[5]) &&
         cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33504,7 +33497,7 @@ static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUcheckpointOperationHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointOperationComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointOperationComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33522,7 +33515,7 @@ static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, Py
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[6] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
         cudart_c_report("cuCheckpointOperationComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33561,7 +33554,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33579,7 +33572,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[7] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
         cudart_c_report("cuCheckpointProcessCheckpoint", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33614,7 +33607,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33632,7 +33625,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[8] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
         cudart_c_report("cuCheckpointProcessGetRestoreThreadId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33667,7 +33660,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33685,7 +33678,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[9] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
         cudart_c_report("cuCheckpointProcessGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33724,7 +33717,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33742,7 +33735,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[10] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
         cudart_c_report("cuCheckpointProcessLock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33781,7 +33774,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33799,7 +33792,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[11] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
         cudart_c_report("cuCheckpointProcessRestore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33838,7 +33831,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33856,7 +33849,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[12] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCheckpointProcessUnlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33888,7 +33881,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33906,7 +33899,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[13] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCoredumpDeregisterCompleteCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33938,7 +33931,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33956,7 +33949,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[14] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCoredumpDeregisterStartCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34002,7 +33995,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34020,7 +34013,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[15] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34066,7 +34059,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34084,7 +34077,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[16] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34130,7 +34123,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34148,7 +34141,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[17] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34194,7 +34187,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34212,7 +34205,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[18] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34261,7 +34254,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34279,7 +34272,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[19] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34328,7 +34321,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34346,7 +34339,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[20] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34378,7 +34371,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -34400,7 +34393,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[21] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34434,7 +34427,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -34456,7 +34449,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[22] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34490,7 +34483,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34508,7 +34501,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[23] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34547,7 +34540,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34565,7 +34558,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[24] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34600,7 +34593,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34618,7 +34611,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[25] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34653,7 +34646,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34671,7 +34664,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[26] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34699,7 +34692,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34717,7 +34710,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[27] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34745,7 +34738,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34761,7 +34754,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[28] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34789,7 +34782,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34805,7 +34798,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[29] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34840,7 +34833,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34858,7 +34851,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34886,7 +34879,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34904,7 +34897,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34939,7 +34932,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34957,7 +34950,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34992,7 +34985,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35010,7 +35003,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35041,7 +35034,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35059,7 +35052,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35093,7 +35086,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35111,7 +35104,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35139,7 +35132,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35157,7 +35150,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35189,7 +35182,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35207,7 +35200,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35239,7 +35232,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35257,7 +35250,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35296,7 +35289,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35314,7 +35307,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35339,7 +35332,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35357,7 +35350,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35389,7 +35382,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35407,7 +35400,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35439,7 +35432,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35457,7 +35450,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35489,7 +35482,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35507,7 +35500,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35546,7 +35539,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35564,7 +35557,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35589,7 +35582,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35607,7 +35600,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35639,7 +35632,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35657,7 +35650,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35696,7 +35689,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35714,7 +35707,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35746,7 +35739,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -35768,7 +35761,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35802,7 +35795,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_CUexternalSemaphore, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -35824,7 +35817,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35868,7 +35861,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35886,7 +35879,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35928,7 +35921,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35946,7 +35939,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35981,7 +35974,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35999,7 +35992,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36041,7 +36034,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36059,7 +36052,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36094,7 +36087,7 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36112,7 +36105,7 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGetCliqueCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36140,7 +36133,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36158,7 +36151,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36193,7 +36186,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36211,7 +36204,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36253,7 +36246,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36271,7 +36264,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36306,7 +36299,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36324,7 +36317,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36370,7 +36363,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36388,7 +36381,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36437,7 +36430,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36455,7 +36448,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36504,7 +36497,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36522,7 +36515,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36554,7 +36547,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36572,7 +36565,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36610,7 +36603,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36628,7 +36621,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36666,7 +36659,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36684,7 +36677,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36716,7 +36709,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36734,7 +36727,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36766,7 +36759,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36784,7 +36777,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36816,7 +36809,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36834,7 +36827,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36869,7 +36862,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36887,7 +36880,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36926,7 +36919,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36944,7 +36937,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36983,7 +36976,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37001,7 +36994,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37040,7 +37033,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37058,7 +37051,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37093,7 +37086,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37111,7 +37104,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37146,7 +37139,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37164,7 +37157,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37203,7 +37196,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         if (!cudart_c_handle(x, cudart_handle_CUasyncCallbackHandle, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -37225,7 +37218,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37255,7 +37248,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37271,7 +37264,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[75] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -37306,7 +37299,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37324,7 +37317,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37356,7 +37349,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -37378,7 +37371,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37412,7 +37405,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -37434,7 +37427,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37478,7 +37471,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37496,7 +37489,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37538,7 +37531,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37556,7 +37549,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37588,7 +37581,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37606,7 +37599,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37645,7 +37638,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37663,7 +37656,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37709,7 +37702,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37727,7 +37720,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37759,7 +37752,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37777,7 +37770,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37819,7 +37812,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37837,7 +37830,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37879,7 +37872,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37897,7 +37890,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37950,7 +37943,7 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37968,7 +37961,7 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuFabricCpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38007,7 +38000,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesScope_enum, cudart_member_CUflushGPUDirectRDMAWritesScope_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38025,7 +38018,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38067,7 +38060,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38085,7 +38078,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38120,7 +38113,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38138,7 +38131,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38173,7 +38166,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38191,7 +38184,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38236,7 +38229,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38254,7 +38247,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38295,7 +38288,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38313,7 +38306,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38345,7 +38338,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38363,7 +38356,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38409,7 +38402,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38427,7 +38420,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38466,7 +38459,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38484,7 +38477,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38519,7 +38512,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38537,7 +38530,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38593,7 +38586,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38611,7 +38604,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38667,7 +38660,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38685,7 +38678,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38745,7 +38738,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38763,7 +38756,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38823,7 +38816,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38841,7 +38834,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38890,7 +38883,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38908,7 +38901,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38964,7 +38957,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38982,7 +38975,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39038,7 +39031,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39056,7 +39049,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39112,7 +39105,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39130,7 +39123,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39186,7 +39179,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39204,7 +39197,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39260,7 +39253,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39278,7 +39271,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39334,7 +39327,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39352,7 +39345,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39408,7 +39401,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39426,7 +39419,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39482,7 +39475,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39500,7 +39493,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39563,7 +39556,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39581,7 +39574,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39644,7 +39637,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39662,7 +39655,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39725,7 +39718,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39743,7 +39736,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39806,7 +39799,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39824,7 +39817,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39887,7 +39880,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39905,7 +39898,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphAddNode_v3", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39944,7 +39937,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39962,7 +39955,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39997,7 +39990,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40015,7 +40008,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40071,7 +40064,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40089,7 +40082,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40124,7 +40117,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40142,7 +40135,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40174,7 +40167,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -40196,7 +40189,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40232,7 +40225,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -40254,7 +40247,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40291,7 +40284,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40309,7 +40302,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40348,7 +40341,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40366,7 +40359,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40401,7 +40394,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40419,7 +40412,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40458,7 +40451,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40476,7 +40469,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40522,7 +40515,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40540,7 +40533,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40586,7 +40579,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40604,7 +40597,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40636,7 +40629,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -40658,7 +40651,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40708,7 +40701,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40726,7 +40719,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40772,7 +40765,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40790,7 +40783,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40836,7 +40829,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40854,7 +40847,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40900,7 +40893,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40918,7 +40911,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40953,7 +40946,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40971,7 +40964,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41006,7 +40999,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41024,7 +41017,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41070,7 +41063,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41088,7 +41081,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41134,7 +41127,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41152,7 +41145,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41205,7 +41198,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41223,7 +41216,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41276,7 +41269,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41294,7 +41287,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41340,7 +41333,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41358,7 +41351,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41397,7 +41390,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41415,7 +41408,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41454,7 +41447,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41472,7 +41465,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41507,7 +41500,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41525,7 +41518,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41564,7 +41557,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41582,7 +41575,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41621,7 +41614,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41639,7 +41632,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41678,7 +41671,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41696,7 +41689,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41735,7 +41728,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41753,7 +41746,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41788,7 +41781,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41806,7 +41799,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41845,7 +41838,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41863,7 +41856,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41902,7 +41895,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41920,7 +41913,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41962,7 +41955,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41980,7 +41973,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42015,7 +42008,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42033,7 +42026,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42075,7 +42068,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42093,7 +42086,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42128,7 +42121,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42146,7 +42139,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42181,7 +42174,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42199,7 +42192,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42234,7 +42227,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42252,7 +42245,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42298,7 +42291,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42316,7 +42309,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42355,7 +42348,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42373,7 +42366,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42412,7 +42405,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42430,7 +42423,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuGraphNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42476,7 +42469,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42494,7 +42487,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42554,7 +42547,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42572,7 +42565,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42632,7 +42625,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42650,7 +42643,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42703,7 +42696,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42721,7 +42714,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42760,7 +42753,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42778,7 +42771,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42824,7 +42817,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42842,7 +42835,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42877,7 +42870,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42895,7 +42888,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42933,7 +42926,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42951,7 +42944,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42995,7 +42988,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43013,7 +43006,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43058,7 +43051,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43076,7 +43069,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43115,7 +43108,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43133,7 +43126,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43182,7 +43175,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43200,7 +43193,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43246,7 +43239,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43264,7 +43257,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43296,7 +43289,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -43318,7 +43311,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43369,7 +43362,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43387,7 +43380,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43419,7 +43412,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -43441,7 +43434,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43478,7 +43471,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43496,7 +43489,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43535,7 +43528,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43553,7 +43546,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43602,7 +43595,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43620,7 +43613,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43659,7 +43652,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43677,7 +43670,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43712,7 +43705,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43730,7 +43723,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43765,7 +43758,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43783,7 +43776,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43815,7 +43808,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43833,7 +43826,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43865,7 +43858,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43883,7 +43876,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43932,7 +43925,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43950,7 +43943,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43985,7 +43978,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44003,7 +43996,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44038,7 +44031,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44056,7 +44049,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44091,7 +44084,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44109,7 +44102,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44154,7 +44147,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44172,7 +44165,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44231,7 +44224,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44249,7 +44242,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44295,7 +44288,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44313,7 +44306,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44348,7 +44341,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44366,7 +44359,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44401,7 +44394,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44419,7 +44412,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44451,7 +44444,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -44473,7 +44466,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44513,7 +44506,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44531,7 +44524,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44586,7 +44579,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44604,7 +44597,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44653,7 +44646,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44671,7 +44664,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44703,7 +44696,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -44725,7 +44718,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44766,7 +44759,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44784,7 +44777,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44851,7 +44844,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44869,7 +44862,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44943,7 +44936,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44961,7 +44954,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45000,7 +44993,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45018,7 +45011,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45050,7 +45043,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45068,7 +45061,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45114,7 +45107,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointExport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45132,7 +45125,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuLogicalEndpointExport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45170,7 +45163,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45188,7 +45181,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuLogicalEndpointGetLimits", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45233,7 +45226,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45251,7 +45244,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45286,7 +45279,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45304,7 +45297,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuLogicalEndpointIdReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45350,7 +45343,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointImport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45368,7 +45361,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45410,7 +45403,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45428,7 +45421,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45481,7 +45474,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45499,7 +45492,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45534,7 +45527,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45552,7 +45545,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45584,7 +45577,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUlogsCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -45606,7 +45599,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45647,7 +45640,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45665,7 +45658,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45721,7 +45714,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45739,7 +45732,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45774,7 +45767,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45792,7 +45785,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45834,7 +45827,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45852,7 +45845,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45901,7 +45894,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45919,7 +45912,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45961,7 +45954,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45979,7 +45972,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46031,7 +46024,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46049,7 +46042,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46107,7 +46100,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46125,7 +46118,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46166,7 +46159,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46184,7 +46177,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46240,7 +46233,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46258,7 +46251,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[220] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46339,7 +46332,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46357,7 +46350,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[221] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46417,7 +46410,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46435,7 +46428,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[222] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46467,7 +46460,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46485,7 +46478,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[223] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46524,7 +46517,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46542,7 +46535,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[224] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46574,7 +46567,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46592,7 +46585,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[225] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46624,7 +46617,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46642,7 +46635,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[226] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46684,7 +46677,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46702,7 +46695,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[227] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46740,7 +46733,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46758,7 +46751,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[228] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46802,7 +46795,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46820,7 +46813,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[229] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46868,7 +46861,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationGranularity_flags_enum, cudart_member_CUmemAllocationGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46886,7 +46879,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[230] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46928,7 +46921,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46946,7 +46939,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[231] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46977,7 +46970,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46995,7 +46988,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[232] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -47032,7 +47025,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47050,7 +47043,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[233] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -47098,7 +47091,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47116,7 +47109,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[234] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47158,7 +47151,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47176,7 +47169,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[235] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47218,7 +47211,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47236,7 +47229,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[236] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47271,7 +47264,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47289,7 +47282,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[237] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47335,7 +47328,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47353,7 +47346,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[238] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47399,7 +47392,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47417,7 +47410,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[239] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47449,7 +47442,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47467,7 +47460,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[240] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47527,7 +47520,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47545,7 +47538,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[241] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47591,7 +47584,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47609,7 +47602,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[242] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47644,7 +47637,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47662,7 +47655,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[243] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47694,7 +47687,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -47716,7 +47709,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[244] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47760,7 +47753,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47778,7 +47771,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[245] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47827,7 +47820,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47845,7 +47838,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[246] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47887,7 +47880,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47905,7 +47898,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[247] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47951,7 +47944,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47969,7 +47962,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[248] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48008,7 +48001,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48026,7 +48019,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[249] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48107,7 +48100,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48125,7 +48118,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[250] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48157,7 +48150,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48175,7 +48168,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[251] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48228,7 +48221,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48246,7 +48239,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[252] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48292,7 +48285,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48310,7 +48303,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[253] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48349,7 +48342,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48367,7 +48360,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[254] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48413,7 +48406,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48431,7 +48424,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[255] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48463,7 +48456,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48481,7 +48474,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[256] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48520,7 +48513,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48538,7 +48531,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[257] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48577,7 +48570,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48595,7 +48588,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[258] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48627,7 +48620,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48645,7 +48638,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[259] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48677,7 +48670,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48695,7 +48688,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[260] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48727,7 +48720,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48745,7 +48738,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[261] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48777,7 +48770,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48795,7 +48788,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[262] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48834,7 +48827,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48852,7 +48845,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[263] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48891,7 +48884,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48909,7 +48902,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[264] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48962,7 +48955,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48980,7 +48973,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[265] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49033,7 +49026,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49051,7 +49044,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[266] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49083,7 +49076,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49101,7 +49094,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[267] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49140,7 +49133,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49158,7 +49151,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[268] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49204,7 +49197,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49222,7 +49215,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[269] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49254,7 +49247,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49272,7 +49265,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[270] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49325,7 +49318,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49343,7 +49336,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[271] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49403,7 +49396,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49421,7 +49414,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[272] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49481,7 +49474,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49499,7 +49492,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[273] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49552,7 +49545,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49570,7 +49563,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[274] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49623,7 +49616,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49641,7 +49634,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[275] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49694,7 +49687,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49712,7 +49705,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[276] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49772,7 +49765,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49790,7 +49783,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[277] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49850,7 +49843,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49868,7 +49861,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[278] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49921,7 +49914,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49939,7 +49932,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[279] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50020,7 +50013,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50038,7 +50031,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[280] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50119,7 +50112,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50137,7 +50130,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[281] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50190,7 +50183,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50208,7 +50201,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[282] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50261,7 +50254,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50279,7 +50272,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[283] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50325,7 +50318,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50343,7 +50336,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[284] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50396,7 +50389,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50414,7 +50407,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[285] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50467,7 +50460,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50485,7 +50478,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[286] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50531,7 +50524,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50549,7 +50542,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[287] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50595,7 +50588,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50613,7 +50606,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[288] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50666,7 +50659,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50684,7 +50677,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[289] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50737,7 +50730,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50755,7 +50748,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[290] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50801,7 +50794,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50819,7 +50812,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[291] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50872,7 +50865,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50890,7 +50883,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[292] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50950,7 +50943,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50968,7 +50961,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[293] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51028,7 +51021,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51046,7 +51039,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[294] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51099,7 +51092,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51117,7 +51110,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[295] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51163,7 +51156,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51181,7 +51174,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[296] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51234,7 +51227,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51252,7 +51245,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[297] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51305,7 +51298,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51323,7 +51316,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[298] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51369,7 +51362,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51387,7 +51380,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[299] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51447,7 +51440,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51465,7 +51458,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[300] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51532,7 +51525,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51550,7 +51543,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[301] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51610,7 +51603,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51628,7 +51621,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[302] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51674,7 +51667,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51692,7 +51685,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[303] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51745,7 +51738,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51763,7 +51756,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[304] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51809,7 +51802,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51827,7 +51820,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[305] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51887,7 +51880,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51905,7 +51898,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[306] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51972,7 +51965,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51990,7 +51983,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[307] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52050,7 +52043,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52068,7 +52061,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[308] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52128,7 +52121,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52146,7 +52139,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[309] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52213,7 +52206,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52231,7 +52224,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[310] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52291,7 +52284,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52309,7 +52302,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[311] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52369,7 +52362,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52387,7 +52380,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[312] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52454,7 +52447,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52472,7 +52465,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[313] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52532,7 +52525,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52550,7 +52543,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[314] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52596,7 +52589,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52614,7 +52607,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[315] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52667,7 +52660,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52685,7 +52678,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[316] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52731,7 +52724,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52749,7 +52742,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[317] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52795,7 +52788,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52813,7 +52806,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[318] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52866,7 +52859,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52884,7 +52877,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[319] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52930,7 +52923,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52948,7 +52941,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[320] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52990,7 +52983,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53008,7 +53001,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[321] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53040,7 +53033,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -53062,7 +53055,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[322] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53106,7 +53099,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53124,7 +53117,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[323] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53159,7 +53152,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53177,7 +53170,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[324] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53205,7 +53198,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53223,7 +53216,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[325] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -53255,7 +53248,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -53277,7 +53270,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[326] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53318,7 +53311,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53336,7 +53329,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[327] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53396,7 +53389,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53414,7 +53407,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[328] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53481,7 +53474,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53499,7 +53492,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[329] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53566,7 +53559,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53584,7 +53577,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[330] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53658,7 +53651,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53676,7 +53669,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[331] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53718,7 +53711,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         if (!(cudart_c_enum(x, cudart_enum_CUmulticastGranularity_flags_enum, cudart_member_CUmulticastGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53736,7 +53729,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[332] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53789,7 +53782,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53807,7 +53800,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[333] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53856,7 +53849,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53874,7 +53867,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[334] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53923,7 +53916,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53941,7 +53934,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[335] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53997,7 +53990,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54015,7 +54008,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[336] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54057,7 +54050,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54075,7 +54068,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[337] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54117,7 +54110,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54135,7 +54128,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[338] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54188,7 +54181,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54206,7 +54199,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[339] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54259,7 +54252,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54277,7 +54270,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[340] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54330,7 +54323,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54348,7 +54341,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[341] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54401,7 +54394,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54419,7 +54412,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[342] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54458,7 +54451,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54476,7 +54469,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[343] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54515,7 +54508,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54533,7 +54526,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[344] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54600,7 +54593,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54618,7 +54611,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[345] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54657,7 +54650,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54675,7 +54668,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[346] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54714,7 +54707,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54732,7 +54725,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[347] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54767,7 +54760,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54785,7 +54778,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[348] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
         cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54827,7 +54820,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54845,7 +54838,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[349] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
         cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54877,7 +54870,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -54899,7 +54892,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[350] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54933,7 +54926,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -54955,7 +54948,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[351] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54992,7 +54985,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55010,7 +55003,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[352] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55042,7 +55035,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55060,7 +55053,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[353] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[353]) &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55095,7 +55088,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55113,7 +55106,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[354] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[354]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55151,7 +55144,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55169,7 +55162,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[355] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[355]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55210,7 +55203,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55228,7 +55221,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[356] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[356]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55263,7 +55256,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55281,7 +55274,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[357] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[357]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55316,7 +55309,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55334,7 +55327,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[358] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[358]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55369,7 +55362,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55387,7 +55380,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[359] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[359]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55422,7 +55415,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55440,7 +55433,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[360] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[360]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55475,7 +55468,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55493,7 +55486,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[361] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[361]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55525,7 +55518,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55543,7 +55536,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[362] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[362]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55575,7 +55568,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55593,7 +55586,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[363] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[363]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55653,7 +55646,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55671,7 +55664,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[364] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[364]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55731,7 +55724,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55749,7 +55742,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[365] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[365]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55795,7 +55788,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55813,7 +55806,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[366] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[366]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55866,7 +55859,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55884,7 +55877,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[367] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[367]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55937,7 +55930,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55955,7 +55948,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[368] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[368]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56008,7 +56001,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56026,7 +56019,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[369] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[369]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56079,7 +56072,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56097,7 +56090,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[370] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[370]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56150,7 +56143,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56168,7 +56161,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[371] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[371]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56221,7 +56214,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56239,7 +56232,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[372] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[372]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56292,7 +56285,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56310,7 +56303,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[373] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[373]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56363,7 +56356,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56381,7 +56374,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[374] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[374]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56413,7 +56406,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56431,7 +56424,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[375] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[375]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56470,7 +56463,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56488,7 +56481,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[376] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[376]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56530,7 +56523,7 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_CUtensorMapAllocClass_enum, cudart_member_CUtensorMapAllocClass_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56548,7 +56541,7 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[377] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[377]) &&
         cudart_c_report("cuTensorMapSetAllocationClass", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56580,7 +56573,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56598,7 +56591,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[378] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[378]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56637,7 +56630,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56655,7 +56648,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[379] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[379]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56694,7 +56687,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56712,7 +56705,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[380] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[380]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56765,7 +56758,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56783,7 +56776,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[381] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[381]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -58062,10 +58055,12 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        CUDART_STORE_RELAXED(cudart_checked_reports[i],
+                             (char)(PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL));
         Py_INCREF(ref);
-        CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        PyObject *fn = CUDART_REPLACE(*cudart_checked_references[i], ref) < 0
+                           ? NULL
+                           : cudart_checked_new(cudart_checked_calls[i]);
         if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
@@ -58662,13 +58657,43 @@ static PyMethodDef cudart_support_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Multi-phase init (PEP 489): the module is made by CPython and filled here. Its state is
+ * the file's static variables (the slots, the caches), shared by every module object made
+ * from this file, hence one interpreter only; and nothing in it relies on the GIL
+ * (_cthreads.h), so a free-threaded interpreter keeps the GIL off when it imports it. */
+static int cudart_exec(PyObject *module)
+{
+    /* Once per process: a module made again from this file (a re-import) shares it. */
+    static int ready;
+    if (!CUDART_LOAD_ACQUIRE(ready)) {
+        cudart_slots = cudart_slot_table;
+        cudart_slot_names = cudart_slot_name_table;
+        cudart_slot_count = cudart_slot_count_;
+        cudart_function_defs = cudart_methods;
+        if (cudart_init_support() < 0)
+            return -1;
+        CUDART_STORE_RELEASE(ready, 1);
+    }
+    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13050) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot cudart_module_slots[] = {
+    {Py_mod_exec, (void *)cudart_exec},
+    CUDART_MODULE_THREAD_SLOTS
+    {0, NULL},
+};
+
 static struct PyModuleDef cudart_module = {
     PyModuleDef_HEAD_INIT,
     "cudart._fast_driver_13050",
     "The compiled backend of cudart.driver_13050 (generated).",
-    -1,
+    0,
     cudart_support_methods,
-    NULL,
+    cudart_module_slots,
     NULL,
     NULL,
     NULL,
@@ -58676,20 +58701,5 @@ static struct PyModuleDef cudart_module = {
 
 PyMODINIT_FUNC PyInit__fast_driver_13050(void)
 {
-    cudart_slots = cudart_slot_table;
-    cudart_slot_names = cudart_slot_name_table;
-    cudart_slot_count = cudart_slot_count_;
-    cudart_function_defs = cudart_methods;
-    if (cudart_init_support() < 0)
-        return NULL;
-    PyObject *module = PyModule_Create(&cudart_module);
-    if (!module)
-        return NULL;
-    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13050) < 0 ||
-        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&cudart_module);
 }

@@ -83,8 +83,8 @@ def recording_module(cuda_version: int, surface: str = "runtime"):
     loader = importlib.machinery.ExtensionFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     assert spec is not None
-    # A single-phase extension is created into sys.modules[name] (the module there, if
-    # any, filled): the users' build is set aside meanwhile, and stays what `import` gives.
+    # The users' build is set aside meanwhile, and stays what `import` gives (a
+    # multi-phase module is made apart, but its exec may import the package's modules).
     before = sys.modules.pop(name, None)
     try:
         module = importlib.util.module_from_spec(spec)
