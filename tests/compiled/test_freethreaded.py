@@ -192,7 +192,7 @@ def test_every_free_threaded_build_keeps_the_gil_off(header_sets):
 STRESS_CHILD = r"""
 import ctypes, json, sys, threading
 import cudart
-from cudart import _backend, _loader, _serving
+from cudart import _backend, _checked, _loader, _serving
 
 THREADS, ROUNDS = 16, 200
 checked, raw = _serving.checked_module(), _serving.raw_module()
@@ -239,9 +239,13 @@ def worker(k):
                                                       raw.dim3(2, 1, 1), None, 0, None))
             refusals[k].add(outcome(lambda: raw.cudaLaunchKernel(
                 None, NotDim3(), raw.dim3(), None, 0, None)))
-            # bind() of the function other threads call through, meanwhile.
+            # bind() of the function other threads call through, meanwhile; and
+            # checked() again (a reload of the checked module), which replaces what
+            # the compiled functions read and empties the error cache under them.
             if fast is not None and k % 4 == 0:
                 assert fast.bind("cudaRuntimeGetVersion", "cudaRuntimeGetVersion", handle)
+            if fast is not None and k == 1:
+                fast.checked(reference, _checked, vars(checked))
             versions[k].add((raw.cudaRuntimeGetVersion(ctypes.byref(version)), version.value))
             versions[k].add(checked.cudaRuntimeGetVersion())
     except BaseException as exc:  # noqa: BLE001 - reported
@@ -285,11 +289,13 @@ def test_threads_filling_the_c_caches_together_raise_what_python_raises(header_s
     """16 threads released at once in a fresh process: the compiled checked functions'
     failures (each code's class and arguments cached on first use), a record by value
     (its class cached on first use) and its refusal, bind() of a function other threads
-    call through: every outcome is the Python reference's, nothing crashes, and a
+    call through, checked() run again (the error cache emptied under the calls): every
+    outcome is the Python reference's, nothing crashes, and a
     free-threaded interpreter keeps its GIL off."""
     python = _stress_python(which)
     forced = os.environ.get("CUDART_BACKEND", "").strip().lower()
-    env = _runtime_env(header_sets)
+    # The allocator's debug hooks overwrite freed memory: a use after free crashes.
+    env = _runtime_env(header_sets, PYTHONMALLOC="debug")
     found = _report(run_python(STRESS_CHILD, env, python=python, check=False))
     if forced != "ctypes" and found["backend"] != "compiled":
         pytest.skip(f"no compiled backend built for {python}: run its setup.py build_ext")
