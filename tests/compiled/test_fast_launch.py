@@ -554,7 +554,7 @@ def test_a_function_closed_by_another_thread_while_it_launches(fake):
 
     def closer():
         try:
-            for fn, ready, done in zip(fns, primed, closed):
+            for fn, ready, done in zip(fns, primed, closed, strict=True):
                 ready.wait()
                 deadline = time.perf_counter() + draw() * 3e-4
                 while time.perf_counter() < deadline:
@@ -568,7 +568,7 @@ def test_a_function_closed_by_another_thread_while_it_launches(fake):
     other = threading.Thread(target=closer)
     other.start()
     try:
-        for fn, ready, done in zip(fns, primed, closed):
+        for fn, ready, done in zip(fns, primed, closed, strict=True):
             for i in itertools.count():
                 value = 1 + i % 7
                 fake.lib.fake_expect(value)

@@ -101,9 +101,7 @@ def test_a_free_threaded_python_takes_ctypes_over_an_abi3_build(tmp_path, header
     assert "free-threaded" in about[0] and "ctypes" in about[0]
 
 
-def test_a_free_threaded_python_refuses_an_abi3_build_when_compiled_is_asked(
-    tmp_path, header_sets
-):
+def test_a_free_threaded_python_refuses_an_abi3_build_when_compiled_is_asked(tmp_path, header_sets):
     python = freethreaded_python()
     if not (REPO / "cudart" / f"{RUNTIME_MODULE}{LIMITED_API_SUFFIX}").exists():
         skip_or_fail_missing()
@@ -164,9 +162,7 @@ def test_every_free_threaded_build_keeps_the_gil_off(header_sets):
     python = freethreaded_python()
     suffix = freethreaded_suffix()
     builds = sorted(p for p in (REPO / "cudart").rglob(f"*{suffix}"))
-    names = [
-        ".".join(p.relative_to(REPO).with_name(p.name[: -len(suffix)]).parts) for p in builds
-    ]
+    names = [".".join(p.relative_to(REPO).with_name(p.name[: -len(suffix)]).parts) for p in builds]
     if f"cudart.{RUNTIME_MODULE}" not in names:
         pytest.skip(
             f"no build of the compiled backend for {python}: run `{python} setup.py "
