@@ -65,11 +65,10 @@ static inline PyObject *cudart_publish_once(PyObject **slot, PyObject *made)
  * checked() runs again), the old object is parked here, not released, so a call that
  * loaded it a moment before still finds it alive. Bounded by how often checked() runs
  * (once per checked module in use). 0, or -1 with an exception. */
-static PyObject *cudart_retired;
-static cudart_mutex cudart_retired_lock = CUDART_MUTEX_INIT;
-
 static inline int cudart_retire(PyObject *old)
 {
+    static PyObject *cudart_retired;
+    static cudart_mutex cudart_retired_lock = CUDART_MUTEX_INIT;
     if (!old)
         return 0;
     int r = 0;
