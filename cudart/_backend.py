@@ -108,9 +108,9 @@ def _extension(name: str):
         module = None
         if asked != CTYPES:
             try:
-                _refuse_foreign_build(name)
+                refuse_foreign_build(name)
                 module = importlib.import_module(name)
-            except _ForeignBuild as exc:
+            except ForeignBuild as exc:
                 if asked == COMPILED:
                     raise ImportError(f"${BACKEND_ENV}=compiled, but {exc}") from None
                 warnings.warn(f"{exc}; the ctypes backend serves", RuntimeWarning, stacklevel=2)
@@ -124,19 +124,19 @@ def _extension(name: str):
         return module
 
 
-class _ForeignBuild(ImportError):
+class ForeignBuild(ImportError):
     """The extension found was built for another kind of interpreter."""
 
 
-def _refuse_foreign_build(name: str) -> None:
-    """Raise _ForeignBuild where importing `name` would load a limited-API build into a
+def refuse_foreign_build(name: str) -> None:
+    """Raise ForeignBuild where importing `name` would load a limited-API build into a
     free-threaded interpreter (see the module doc); the file is found, not loaded."""
     if not FREE_THREADED:
         return
     spec = importlib.util.find_spec(name)
     origin = spec.origin if spec is not None else None
     if origin and origin.endswith(LIMITED_API_SUFFIX):
-        raise _ForeignBuild(
+        raise ForeignBuild(
             f"{origin} is a limited-API (abi3) build for an interpreter with a GIL, which "
             "a free-threaded Python cannot load (it would crash); build the compiled "
             "backend with this interpreter (`python setup.py build_ext --inplace` or "

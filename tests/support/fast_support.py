@@ -41,8 +41,12 @@ def fast_module(cuda_version: int):
 
 def extension(name: str):
     """The compiled extension `name`, imported; skips where it cannot be built here (no
-    compiler), fails where it could be and is not."""
+    compiler), fails where it could be and is not. A free-threaded interpreter takes its
+    own build only, as the loader does (cudart._backend: an abi3 one would crash it)."""
+    from cudart._backend import refuse_foreign_build
+
     try:
+        refuse_foreign_build(name)
         return importlib.import_module(name)
     except ImportError:
         if compiler() is None:
