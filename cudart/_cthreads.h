@@ -99,4 +99,16 @@ static inline int cudart_retire(PyObject *old)
 #endif
 #define CUDART_MODULE_THREAD_SLOTS CUDART_SLOT_INTERPRETERS CUDART_SLOT_GIL
 
+/* The same rule where the slot is unknown (the limited API of 3.11, whose interpreters
+ * would refuse it): a module exec'd in another interpreter than the main one (id 0)
+ * raises ImportError rather than share the static state across interpreters. 0 or -1. */
+static inline int cudart_main_interpreter_only(const char *name)
+{
+    if (PyInterpreterState_GetID(PyInterpreterState_Get()) == 0)
+        return 0;
+    PyErr_Format(PyExc_ImportError, "%s keeps its state per process: it loads in the main "
+                 "interpreter only", name);
+    return -1;
+}
+
 #endif /* CUDART_CTHREADS_H */

@@ -58665,6 +58665,8 @@ static int cudart_exec(PyObject *module)
 {
     /* Once per process: a module made again from this file (a re-import) shares it. */
     static int ready;
+    if (cudart_main_interpreter_only("cudart._fast_driver_13050") < 0)
+        return -1;
     if (!CUDART_LOAD_ACQUIRE(ready)) {
         cudart_slots = cudart_slot_table;
         cudart_slot_names = cudart_slot_name_table;

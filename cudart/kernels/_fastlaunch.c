@@ -1021,6 +1021,8 @@ static PyType_Spec Launcher_spec = {
 static int fastlaunch_exec(PyObject *module)
 {
     static int ready; /* the statics, once per process (a re-import shares them) */
+    if (cudart_main_interpreter_only("cudart.kernels._fastlaunch") < 0)
+        return -1;
     if (!CUDART_LOAD_ACQUIRE(ready)) {
         str_shared_mem = PyUnicode_InternFromString("shared_mem");
         str_stream = PyUnicode_InternFromString("stream");

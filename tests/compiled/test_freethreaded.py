@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fast_support import skip_or_fail_missing
+from fast_support import extension, skip_or_fail_missing
 from freethreaded_support import (
     RUNNING_FREE_THREADED,
     freethreaded_python,
@@ -304,3 +304,40 @@ def test_threads_filling_the_c_caches_together_raise_what_python_raises(header_s
     assert found["versions"] == ["(0, 12050)", "12050"]
     if which == "free-threaded" or RUNNING_FREE_THREADED:
         assert found["gil"] is False
+
+
+# ---------------------------------------------------------------- one interpreter
+
+SUBINTERPRETER_CHILD = r"""
+import importlib, json, sys
+try:
+    import _interpreters as interpreters  # 3.13
+except ImportError:
+    import _xxsubinterpreters as interpreters  # 3.11, 3.12
+import cudart._fast_12050, cudart.kernels._fastlaunch  # the main interpreter's
+found = {}
+for name in ("cudart._fast_12050", "cudart.kernels._fastlaunch"):
+    other = interpreters.create()
+    code = f"import sys; sys.path[:0] = {sys.path!r}; import {name}"
+    try:
+        failed = interpreters.run_string(other, code)  # 3.13 returns the failure
+    except Exception as exc:  # noqa: BLE001 - 3.11, 3.12 raise it
+        failed = exc
+    found[name] = str(failed or "")
+    interpreters.destroy(other)
+print(json.dumps(found))
+"""
+
+
+def test_an_extension_loads_in_the_main_interpreter_only():
+    """The extensions' state is static (multi-phase init, one interpreter): another
+    interpreter's import raises ImportError instead of sharing it (a single-phase
+    module was imported there)."""
+    extension("cudart._fast_12050")
+    extension("cudart.kernels._fastlaunch")
+    found = _report(run_python(SUBINTERPRETER_CHILD, check=False))
+    # Refused by our exec (the limited API of 3.11) or by CPython for the module's
+    # Py_mod_multiple_interpreters slot (3.12 and later, full API).
+    said = ("main interpreter only", "does not support loading in subinterpreters")
+    for name, failure in found.items():
+        assert "ImportError" in failure and any(s in failure for s in said), (name, failure)
