@@ -3,8 +3,8 @@
 The second backend of the raw layer (issue 13): a CPython extension (limited API 3.11
 with a GIL, the full API on a free-threaded Python: cudart/_capi.h; multi-phase init,
 GIL-free: cudart/_cthreads.h; METH_FASTCALL) with one function per raw function, same
-names and arguments, calling the symbol cudart._backend resolves with dlsym in the libcudart the loader chose. The
-conversions themselves are cudart/_fastcall.h, written once; this view only says, per
+names and arguments, calling the symbol cudart._backend resolves with dlsym in the
+libcudart the loader chose. The conversions themselves are cudart/_fastcall.h, written once; this view only says, per
 parameter, which conversion and which C type: one Converter per kind of C type
 (ARGUMENTS, and RESULTS for what comes back), which the template calls. The numbers
 both sides agree on are cudart/_fastproto.py's, asserted in the C at compile time
