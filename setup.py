@@ -1,7 +1,10 @@
 """The compiled backend (issue 13): one CPython extension per CUDA version, built from
 the generated C sources beside the package (cudart/_fast_<ver>.c, which include
 cudart/_fastcall.h), for the limited API of Python 3.11 (one build per version serves
-3.11 and every later Python).
+3.11 and every later Python: an abi3 wheel) where the interpreter has a GIL, and for the
+full API of a free-threaded interpreter (3.13t), which the limited API does not support:
+there each build serves its own interpreter. The C picks its API itself
+(cudart/_capi.h); here only the file names and the wheel's tag follow.
 
 The extensions are optional by design: where no C compiler works, the build prints one
 line and the package installs as pure Python, served by its ctypes backend
@@ -13,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -27,6 +31,8 @@ PREBUILT_ENV = "CUDART_PREBUILT"
 # What every generated extension includes: the headers beside the package (the calls'
 # protocol, the integer conversion, the checked functions' converters).
 HEADERS = tuple(str(h.relative_to(HERE)) for h in sorted((HERE / "cudart").glob("*.h")))
+# A free-threaded interpreter (Py_GIL_DISABLED) has no limited API: no abi3 build there.
+LIMITED_API = not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 
 class OptionalBuildExt(build_ext):
@@ -87,7 +93,9 @@ def extensions() -> list[Extension]:
     generated = sorted((HERE / "cudart").glob("_fast_*.c"))
     return [
         _extension(
-            "kernels._fastlaunch", "cudart/kernels/_fastlaunch.c", depends=["cudart/_cint.h"]
+            "kernels._fastlaunch",
+            "cudart/kernels/_fastlaunch.c",
+            depends=["cudart/_capi.h", "cudart/_cthreads.h", "cudart/_cint.h"],
         )
     ] + [
         _extension(
@@ -104,12 +112,11 @@ def _extension(name: str, source: str, **options) -> Extension:
     return Extension(
         f"cudart.{name}",
         [source],
-        define_macros=[("Py_LIMITED_API", "0x030B0000")],
         # No debug information: a third of the build time, three quarters of the size. A
         # function the limited API lacks must fail the build (then ctypes serves), not
         # the import.
         extra_compile_args=["-std=gnu11", "-O2", "-g0", "-Werror=implicit-function-declaration"],
-        py_limited_api=True,
+        py_limited_api=LIMITED_API,
         **options,
     )
 
@@ -117,5 +124,5 @@ def _extension(name: str, source: str, **options) -> Extension:
 setup(
     ext_modules=extensions(),
     cmdclass={"build_ext": OptionalBuildExt},
-    options={"bdist_wheel": {"py_limited_api": "cp311"}},
+    options={"bdist_wheel": {"py_limited_api": "cp311"}} if LIMITED_API else {},
 )

@@ -11,14 +11,24 @@ what the checked layer calls); ctypes serves where it is absent, or when asked:
 
 Read once, when first asked. `backend()` (cudart.backend) says which is in force for the
 loaded runtime's bindings. Standard library only.
+
+A free-threaded interpreter (3.13t) never imports an extension built for the limited API
+(`.abi3.so`): it still lists that suffix among its own (CPython issue 120901), but such a
+module, made for a GIL build's object layout, crashes in its init there. Its own build
+(`.cpython-313t-*.so`, setup.py) is found first where present; where only the abi3 one
+is, ctypes serves, with a warning naming the file (an ImportError where
+$CUDART_BACKEND=compiled asks for the compiled one).
 """
 
 from __future__ import annotations
 
 import ctypes
 import importlib
+import importlib.util
 import os
+import sysconfig
 import threading
+import warnings
 
 from . import _fastproto
 from ._contract import DEFAULT_LIBRARY
@@ -80,17 +90,30 @@ def launcher_module():
     return _extension("cudart.kernels._fastlaunch")
 
 
+# Whether this interpreter runs without a GIL (it cannot take a limited-API build).
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+LIMITED_API_SUFFIX = ".abi3.so"
+
+
 def _extension(name: str):
     """The compiled extension `name`, imported once, or None (see the module doc)."""
     found = _modules.get(name, _modules)
     if found is not _modules:
         return found
     with _lock:
+        found = _modules.get(name, _modules)  # another thread's, while this one waited
+        if found is not _modules:
+            return found
         asked = requested()
         module = None
         if asked != CTYPES:
             try:
+                refuse_foreign_build(name)
                 module = importlib.import_module(name)
+            except ForeignBuild as exc:
+                if asked == COMPILED:
+                    raise ImportError(f"${BACKEND_ENV}=compiled, but {exc}") from None
+                warnings.warn(f"{exc}; the ctypes backend serves", RuntimeWarning, stacklevel=2)
             except ImportError as exc:
                 if asked == COMPILED:
                     raise ImportError(
@@ -99,6 +122,26 @@ def _extension(name: str):
                     ) from exc
         _modules[name] = module
         return module
+
+
+class ForeignBuild(ImportError):
+    """The extension found was built for another kind of interpreter."""
+
+
+def refuse_foreign_build(name: str) -> None:
+    """Raise ForeignBuild where importing `name` would load a limited-API build into a
+    free-threaded interpreter (see the module doc); the file is found, not loaded."""
+    if not FREE_THREADED:
+        return
+    spec = importlib.util.find_spec(name)
+    origin = spec.origin if spec is not None else None
+    if origin and origin.endswith(LIMITED_API_SUFFIX):
+        raise ForeignBuild(
+            f"{origin} is a limited-API (abi3) build for an interpreter with a GIL, which "
+            "a free-threaded Python cannot load (it would crash); build the compiled "
+            "backend with this interpreter (`python setup.py build_ext --inplace` or "
+            "`pip install .`) for its own extensions"
+        )
 
 
 def backend() -> str:

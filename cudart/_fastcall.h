@@ -21,7 +21,9 @@
  * the parameter as storage (the checked layer's outputs), a ctypes object is always its
  * own memory: a cudaStream_t passed there is written to.
  *
- * Limited API (3.11): one build per CUDA version serves every later Python.
+ * Limited API (3.11) with a GIL: one build per CUDA version serves every later Python;
+ * the full API on a free-threaded interpreter (_capi.h), where the shared state below
+ * is published and read as _cthreads.h provides.
  */
 #ifndef CUDART_FASTCALL_H
 #define CUDART_FASTCALL_H
@@ -114,10 +116,16 @@ static void cudart_find_byref_offset(PyObject *ctypes)
  * serves. */
 static Py_ssize_t cudart_memory_offset = -1;
 
-static inline void *cudart_memory_of(PyObject *o)
+/* Read once by each use (checked() may find it again meanwhile, on another thread). */
+static inline Py_ssize_t cudart_memory_at(void)
+{
+    return CUDART_LOAD_RELAXED(cudart_memory_offset);
+}
+
+static inline void *cudart_memory_of(PyObject *o, Py_ssize_t at)
 {
     char *memory;
-    memcpy(&memory, (const char *)o + cudart_memory_offset, sizeof memory);
+    memcpy(&memory, (const char *)o + at, sizeof memory);
     return memory;
 }
 
@@ -153,7 +161,7 @@ static inline int cudart_memory_offset_holds(PyTypeObject *cls, Py_ssize_t offse
  * handle class of `classes` (NULL-terminated; NULL: none), or leave it -1. */
 static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObject **const *classes)
 {
-    cudart_memory_offset = -1;
+    Py_ssize_t found = -1;
     for (Py_ssize_t at = (Py_ssize_t)sizeof(PyObject); at + (Py_ssize_t)sizeof(void *) <= 64;
          at += (Py_ssize_t)sizeof(void *)) {
         if (!cudart_memory_offset_holds(c_void_p, at))
@@ -162,9 +170,11 @@ static inline void cudart_checked_find_memory(PyTypeObject *c_void_p, PyTypeObje
         for (Py_ssize_t i = 0; every && classes && classes[i]; i++)
             every = *classes[i] && cudart_memory_offset_holds(*classes[i], at);
         if (every)
-            cudart_memory_offset = at;
-        return;
+            found = at;
+        break;
     }
+    /* One store of the answer: calls of other threads never see a transient -1. */
+    CUDART_STORE_RELAXED(cudart_memory_offset, found);
 }
 
 static int cudart_init_support(void)
@@ -455,8 +465,9 @@ static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t
         return 0;
     }
     /* A c_void_p (every handle class), as ctypes passes it: the value in its memory. */
-    if (!storage && cudart_memory_offset >= 0 && PyObject_TypeCheck(o, cudart_c_void_p)) {
-        memcpy(out, cudart_memory_of(o), sizeof *out);
+    Py_ssize_t at = storage ? -1 : cudart_memory_at();
+    if (at >= 0 && PyObject_TypeCheck(o, cudart_c_void_p)) {
+        memcpy(out, cudart_memory_of(o, at), sizeof *out);
         return 0;
     }
     PyTypeObject *t = Py_TYPE(o);
@@ -544,6 +555,8 @@ static inline void cudart_release(Py_buffer *view)
  * cudart.driver_12050), whose classes the raw functions' argtypes are. */
 static int cudart_record_class(const char *name, PyTypeObject **seen)
 {
+    /* Looked up once per class, published once: threads meeting it first at the same
+     * time may each look it up; the first's is kept, the others released (_cthreads.h). */
     PyObject *raw = PyImport_ImportModule(CUDART_RAW_MODULE);
     PyObject *cls = raw ? PyObject_GetAttrString(raw, name) : NULL;
     Py_XDECREF(raw);
@@ -558,7 +571,7 @@ static int cudart_record_class(const char *name, PyTypeObject **seen)
             PyErr_Format(PyExc_SystemError, "no raw module for %s", cudart_module.m_name);
         return -1;
     }
-    *seen = (PyTypeObject *)cls;
+    cudart_publish_once((PyObject **)seen, cls);
     return 0;
 }
 
@@ -597,12 +610,13 @@ static void cudart_not_an_instance(PyTypeObject *want, PyTypeObject *got)
 static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_ssize_t size,
                            PyTypeObject **seen, void *out)
 {
-    if (!*seen && cudart_record_class(name, seen) < 0) {
+    if (!CUDART_LOAD_ACQUIRE(*seen) && cudart_record_class(name, seen) < 0) {
         cudart_argument_failed(index);
         return -1;
     }
-    if (!PyObject_TypeCheck(o, *seen)) {
-        cudart_not_an_instance(*seen, Py_TYPE(o));
+    PyTypeObject *cls = CUDART_LOAD_ACQUIRE(*seen);
+    if (!PyObject_TypeCheck(o, cls)) {
+        cudart_not_an_instance(cls, Py_TYPE(o));
         cudart_argument_failed(index);
         return -1;
     }
@@ -726,6 +740,19 @@ static PyObject *cudart_unbound(const char *name)
  * recording, the converted arguments (ints, floats, records as bytes) are kept instead
  * of calling C, and a call returns success. */
 static PyObject *cudart_recorded; /* a list while recording, else NULL */
+/* Guards cudart_recorded and the saved slots against record() of another thread; held
+ * only for loads, stores and reference counts (never across Python code). */
+static cudart_mutex cudart_record_lock = CUDART_MUTEX_INIT;
+
+/* The list being recorded into, a new reference, or NULL. */
+static PyObject *cudart_recording(void)
+{
+    CUDART_LOCK(&cudart_record_lock);
+    PyObject *list = cudart_recorded;
+    Py_XINCREF(list);
+    CUDART_UNLOCK(&cudart_record_lock);
+    return list;
+}
 
 static int cudart_record_call(const char *name, PyObject *values)
 {
@@ -734,7 +761,9 @@ static int cudart_record_call(const char *name, PyObject *values)
     PyObject *entry = Py_BuildValue("(sN)", name, values);
     if (!entry)
         return -1;
-    int r = cudart_recorded ? PyList_Append(cudart_recorded, entry) : 0;
+    PyObject *list = cudart_recording();
+    int r = list ? PyList_Append(list, entry) : 0;
+    Py_XDECREF(list);
     Py_DECREF(entry);
     return r;
 }
@@ -770,8 +799,11 @@ static PyObject *cudart_bind(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (i < 0 || !symbol || (!handle && PyErr_Occurred()))
         return NULL;
     void *address = dlsym(handle, symbol);
+    /* Published to the calls of other threads, which load it with acquire: a thread
+     * that sees the address sees the library dlopen() initialised before. Two threads
+     * binding one slot store the same address. */
     if (address)
-        cudart_slots[i] = address;
+        CUDART_STORE_RELEASE(cudart_slots[i], address);
     return PyBool_FromLong(address != NULL);
 }
 
@@ -789,25 +821,44 @@ static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t
     if (on < 0)
         return NULL;
     size_t bytes = (size_t)cudart_slot_count * sizeof(void *);
+    PyObject *fresh = on ? PyList_New(0) : NULL;
+    PyObject *empty = PyList_New(0);
+    if ((on && !fresh) || !empty) {
+        Py_XDECREF(fresh);
+        Py_XDECREF(empty);
+        return NULL;
+    }
+    int failed = 0;
+    CUDART_LOCK(&cudart_record_lock); /* no Python code below: allocations and stores */
     if (on && !cudart_saved_slots) {
         cudart_saved_slots = PyMem_Malloc(bytes ? bytes : 1);
-        if (!cudart_saved_slots)
-            return PyErr_NoMemory();
-        memcpy(cudart_saved_slots, cudart_slots, bytes);
+        failed = cudart_saved_slots == NULL;
+        for (Py_ssize_t i = 0; !failed && i < cudart_slot_count; i++)
+            cudart_saved_slots[i] = CUDART_LOAD_ACQUIRE(cudart_slots[i]);
     }
-    PyObject *previous = cudart_recorded ? cudart_recorded : PyList_New(0);
-    cudart_recorded = on ? PyList_New(0) : NULL;
-    if (on && !cudart_recorded)
-        return NULL;
-    if (on) {
-        for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
-            cudart_slots[i] = CUDART_RECORD;
-    } else if (cudart_saved_slots) {
-        /* What was bound before recording is bound again. */
-        memcpy(cudart_slots, cudart_saved_slots, bytes);
-        PyMem_Free(cudart_saved_slots);
-        cudart_saved_slots = NULL;
+    PyObject *previous = NULL;
+    if (!failed) {
+        previous = cudart_recorded ? cudart_recorded : empty;
+        cudart_recorded = fresh;
+        if (on) {
+            for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
+                CUDART_STORE_RELEASE(cudart_slots[i], CUDART_RECORD);
+        } else if (cudart_saved_slots) {
+            /* What was bound before recording is bound again. */
+            for (Py_ssize_t i = 0; i < cudart_slot_count; i++)
+                CUDART_STORE_RELEASE(cudart_slots[i], cudart_saved_slots[i]);
+            PyMem_Free(cudart_saved_slots);
+            cudart_saved_slots = NULL;
+        }
     }
+    CUDART_UNLOCK(&cudart_record_lock);
+    if (failed) {
+        Py_XDECREF(fresh);
+        Py_DECREF(empty);
+        return PyErr_NoMemory();
+    }
+    if (previous != empty)
+        Py_DECREF(empty);
     return previous;
 }
 
@@ -818,7 +869,7 @@ static PyObject *cudart_slot_address(PyObject *self, PyObject *name)
 {
     (void)self;
     Py_ssize_t i = cudart_slot_index(name);
-    return i < 0 ? NULL : PyLong_FromVoidPtr(cudart_slots[i]);
+    return i < 0 ? NULL : PyLong_FromVoidPtr(CUDART_LOAD_ACQUIRE(cudart_slots[i]));
 }
 
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -827,10 +878,8 @@ static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
-    if (!cudart_recorded)
-        return PyList_New(0);
-    Py_INCREF(cudart_recorded);
-    return cudart_recorded;
+    PyObject *list = cudart_recording();
+    return list ? list : PyList_New(0);
 }
 
 #define CUDART_TEST_METHODS                                                               \

@@ -20,13 +20,12 @@
 #include <stdint.h>
 #include <structmember.h>
 
-/* Py_XSETREF, which the limited API lacks. */
-#define CUDART_SETREF(dst, src)                                                           \
-    do {                                                                                  \
-        PyObject *cudart_old_ = (PyObject *)(dst);                                        \
-        (dst) = (src);                                                                    \
-        Py_XDECREF(cudart_old_);                                                          \
-    } while (0)
+/* Replace a reference that the C functions read without holding one of their own (a
+ * helper, a class, a reference function): the old one is retired, never released
+ * (_cthreads.h), so a call of another thread that loaded it a moment before still finds
+ * it alive. 0, or -1 with an exception. */
+#define CUDART_REPLACE(dst, src)                                                          \
+    cudart_retire((PyObject *)__atomic_exchange_n(&(dst), (src), __ATOMIC_ACQ_REL))
 
 /* ---------------------------------------------------------------- converters */
 
@@ -96,8 +95,9 @@ static inline int cudart_c_address(PyObject *o, int none, int record, void **out
 /* What a c_void_p object holds (its memory, as ctypes passes it). */
 static inline int cudart_c_pointer_value(PyObject *o, void **out)
 {
-    if (cudart_memory_offset >= 0) {
-        memcpy(out, cudart_memory_of(o), sizeof(void *));
+    Py_ssize_t at = cudart_memory_at();
+    if (at >= 0) {
+        memcpy(out, cudart_memory_of(o, at), sizeof(void *));
         return 1;
     }
     Py_buffer view;
@@ -130,8 +130,9 @@ static inline PyObject *cudart_c_new_handle(PyTypeObject *cls, const void *slot)
     PyObject *h = PyObject_CallNoArgs((PyObject *)cls);
     if (!h)
         return NULL;
-    if (cudart_memory_offset >= 0) {
-        memcpy(cudart_memory_of(h), slot, sizeof(void *));
+    Py_ssize_t at = cudart_memory_at();
+    if (at >= 0) {
+        memcpy(cudart_memory_of(h, at), slot, sizeof(void *));
         return h;
     }
     Py_buffer view;
@@ -209,29 +210,61 @@ static PyObject *cudart_make_error, *cudart_error_lib;
 static PyObject *cudart_claim, *cudart_unclaim, *cudart_destroyed;
 static PyObject *cudart_failures, *cudart_report_failures;
 
-/* Each code's class and arguments once made (codes below CUDART_ERROR_CACHE). */
+/* Each code's (class, arguments) once made (codes below CUDART_ERROR_CACHE): one tuple,
+ * so a reader never pairs one thread's class with another's arguments. Read and written
+ * under cudart_error_lock, which only ever covers the load or store and a reference
+ * count: the calls (the class, the factory) and the releases, which may run Python code
+ * that raises the same way, come after it. */
 #define CUDART_ERROR_CACHE 1024
-static PyObject *cudart_error_classes[CUDART_ERROR_CACHE];
-static PyObject *cudart_error_args[CUDART_ERROR_CACHE];
+static PyObject *cudart_errors[CUDART_ERROR_CACHE];
+static cudart_mutex cudart_error_lock = CUDART_MUTEX_INIT;
 
 static inline void cudart_forget_errors(void)
 {
     for (int i = 0; i < CUDART_ERROR_CACHE; i++) {
-        Py_CLEAR(cudart_error_classes[i]);
-        Py_CLEAR(cudart_error_args[i]);
+        CUDART_LOCK(&cudart_error_lock);
+        PyObject *old = cudart_errors[i];
+        cudart_errors[i] = NULL;
+        CUDART_UNLOCK(&cudart_error_lock);
+        Py_XDECREF(old);
     }
+}
+
+/* The cached (class, arguments) of `code`, a new reference, or NULL. */
+static inline PyObject *cudart_cached_error(long long code)
+{
+    CUDART_LOCK(&cudart_error_lock);
+    PyObject *entry = cudart_errors[code];
+    Py_XINCREF(entry);
+    CUDART_UNLOCK(&cudart_error_lock);
+    return entry;
+}
+
+/* Keep `entry` (stolen) for `code`; another thread's, kept first, stays. */
+static inline void cudart_cache_error(long long code, PyObject *entry)
+{
+    CUDART_LOCK(&cudart_error_lock);
+    PyObject *had = cudart_errors[code];
+    if (!had)
+        cudart_errors[code] = entry;
+    CUDART_UNLOCK(&cudart_error_lock);
+    if (had)
+        Py_DECREF(entry);
 }
 
 /* Raise the reference's exception for a failed status; returns NULL. */
 static inline PyObject *cudart_c_raise(long long code)
 {
     int cached = code >= 0 && code < CUDART_ERROR_CACHE;
-    if (cached && cudart_error_classes[code]) {
-        PyObject *exc = PyObject_Call(cudart_error_classes[code], cudart_error_args[code], NULL);
+    PyObject *entry = cached ? cudart_cached_error(code) : NULL;
+    if (entry) {
+        PyObject *cls = PyTuple_GetItem(entry, 0);
+        PyObject *exc = PyObject_Call(cls, PyTuple_GetItem(entry, 1), NULL);
         if (exc) {
-            PyErr_SetObject(cudart_error_classes[code], exc);
+            PyErr_SetObject(cls, exc);
             Py_DECREF(exc);
         }
+        Py_DECREF(entry);
         return NULL;
     }
     PyObject *number = PyLong_FromLongLong(code);
@@ -244,15 +277,13 @@ static inline PyObject *cudart_c_raise(long long code)
     PyObject *cls = (PyObject *)Py_TYPE(exc);
     if (cached) {
         PyObject *args = PyObject_GetAttrString(exc, "args");
-        if (args && PyTuple_Check(args)) {
-            /* Another thread may have made it meanwhile (the factory is Python code). */
-            Py_INCREF(cls);
-            CUDART_SETREF(cudart_error_classes[code], cls);
-            CUDART_SETREF(cudart_error_args[code], args);
-        } else {
-            Py_XDECREF(args);
+        /* Another thread may have made it meanwhile (the factory is Python code). */
+        PyObject *made = args && PyTuple_Check(args) ? PyTuple_Pack(2, cls, args) : NULL;
+        Py_XDECREF(args);
+        if (made)
+            cudart_cache_error(code, made);
+        else
             PyErr_Clear();
-        }
     }
     PyErr_SetObject(cls, exc);
     Py_DECREF(exc);
@@ -369,18 +400,25 @@ static inline int cudart_claim_helpers(PyObject *helpers)
 {
     PyObject *handles = cudart_attribute(helpers, "_handles");
     PyObject *lock = handles ? cudart_attribute(handles, "_mark_lock") : NULL;
-    CUDART_SETREF(cudart_dead_class_of, handles ? cudart_attribute(handles, "_destroyed_class")
-                                                : NULL);
-    CUDART_SETREF(cudart_mark_acquire, lock ? cudart_attribute(lock, "acquire") : NULL);
-    CUDART_SETREF(cudart_mark_release, lock ? cudart_attribute(lock, "release") : NULL);
+    PyObject *dead_class_of = handles ? cudart_attribute(handles, "_destroyed_class") : NULL;
+    PyObject *acquire = lock ? cudart_attribute(lock, "acquire") : NULL;
+    PyObject *release = lock ? cudart_attribute(lock, "release") : NULL;
+    PyObject *class_attribute = PyUnicode_InternFromString("__class__");
     Py_XDECREF(lock);
     Py_XDECREF(handles);
-    if (!cudart_class_attribute)
-        cudart_class_attribute = PyUnicode_InternFromString("__class__");
-    return cudart_dead_class_of && cudart_mark_acquire && cudart_mark_release &&
-                   cudart_class_attribute
-               ? 0
-               : -1;
+    if (!dead_class_of || !acquire || !release || !class_attribute) {
+        Py_XDECREF(dead_class_of);
+        Py_XDECREF(acquire);
+        Py_XDECREF(release);
+        Py_XDECREF(class_attribute);
+        return -1;
+    }
+    /* Calls on other threads may hold the old ones, borrowed: retired, not released. */
+    int r = CUDART_REPLACE(cudart_dead_class_of, dead_class_of);
+    r |= CUDART_REPLACE(cudart_mark_acquire, acquire);
+    r |= CUDART_REPLACE(cudart_mark_release, release);
+    r |= CUDART_REPLACE(cudart_class_attribute, class_attribute);
+    return r ? -1 : 0;
 }
 
 /* Take `helpers` (cudart._checked) and the checked module's namespace; 0 or -1. */
@@ -394,18 +432,30 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
     }
     Py_INCREF(make_error);
     Py_INCREF(lib);
-    CUDART_SETREF(cudart_make_error, make_error);
-    CUDART_SETREF(cudart_error_lib, lib);
-    cudart_forget_errors();
-    CUDART_SETREF(cudart_claim, cudart_attribute(helpers, "claim"));
-    CUDART_SETREF(cudart_unclaim, cudart_attribute(helpers, "unclaim"));
-    CUDART_SETREF(cudart_destroyed, cudart_attribute(helpers, "destroyed"));
-    CUDART_SETREF(cudart_failures, cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED"));
-    CUDART_SETREF(cudart_report_failures, cudart_attribute(helpers, "report_callback_failures"));
-    if (!cudart_claim || !cudart_unclaim || !cudart_destroyed || !cudart_failures ||
-        !cudart_report_failures || cudart_claim_helpers(helpers) < 0)
+    PyObject *claim = cudart_attribute(helpers, "claim");
+    PyObject *unclaim = cudart_attribute(helpers, "unclaim");
+    PyObject *destroyed = cudart_attribute(helpers, "destroyed");
+    PyObject *failures = cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED");
+    PyObject *report = cudart_attribute(helpers, "report_callback_failures");
+    if (!claim || !unclaim || !destroyed || !failures || !report) {
+        Py_DECREF(make_error);
+        Py_DECREF(lib);
+        Py_XDECREF(claim);
+        Py_XDECREF(unclaim);
+        Py_XDECREF(destroyed);
+        Py_XDECREF(failures);
+        Py_XDECREF(report);
         return -1;
-    return 0;
+    }
+    int r = CUDART_REPLACE(cudart_make_error, make_error);
+    r |= CUDART_REPLACE(cudart_error_lib, lib);
+    cudart_forget_errors();
+    r |= CUDART_REPLACE(cudart_claim, claim);
+    r |= CUDART_REPLACE(cudart_unclaim, unclaim);
+    r |= CUDART_REPLACE(cudart_destroyed, destroyed);
+    r |= CUDART_REPLACE(cudart_failures, failures);
+    r |= CUDART_REPLACE(cudart_report_failures, report);
+    return r || cudart_claim_helpers(helpers) < 0 ? -1 : 0;
 }
 
 /* A class of the raw module (a handle or enum class), kept in *slot; 0 or -1. */
@@ -418,8 +468,7 @@ static inline int cudart_checked_class(PyObject *raw, const char *name, PyTypeOb
     }
     if (!cls)
         return -1;
-    CUDART_SETREF(*slot, (PyTypeObject *)cls);
-    return 0;
+    return CUDART_REPLACE(*slot, (PyTypeObject *)cls);
 }
 
 /* ---------------------------------------------------------------- the function objects */
@@ -440,7 +489,7 @@ typedef struct {
     cudart_vectorcall call;
 } cudart_checked_object;
 
-static PyObject *cudart_checked_type; /* made once, by cudart_checked_new */
+static PyObject *cudart_checked_type; /* made once, by cudart_checked_new (published once) */
 
 /* A call through tp_call (PyObject_Call with a tuple): as the vectorcall. */
 static PyObject *cudart_checked_tp_call(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -540,9 +589,14 @@ static PyType_Spec cudart_checked_spec = {
 /* A new compiled checked function calling `call`; NULL with an exception set. */
 static inline PyObject *cudart_checked_new(cudart_vectorcall call)
 {
-    if (!cudart_checked_type && !(cudart_checked_type = PyType_FromSpec(&cudart_checked_spec)))
-        return NULL;
-    cudart_checked_object *f = PyObject_New(cudart_checked_object, (PyTypeObject *)cudart_checked_type);
+    PyObject *type = CUDART_LOAD_ACQUIRE(cudart_checked_type);
+    if (!type) {
+        PyObject *made = PyType_FromSpec(&cudart_checked_spec);
+        if (!made)
+            return NULL;
+        type = cudart_publish_once(&cudart_checked_type, made);
+    }
+    cudart_checked_object *f = PyObject_New(cudart_checked_object, (PyTypeObject *)type);
     if (!f)
         return NULL; /* (PyObject_Init took a reference to the heap type) */
     f->dict = PyDict_New();

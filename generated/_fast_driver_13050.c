@@ -6,15 +6,8 @@
  * says how it is made, cudart/_fastcall.h what each conversion takes). 575 functions,
  * each bound by cudart._backend with dlsym in the libcuda the loader chose.
  */
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x030B0000
-#endif
-#define PY_SSIZE_T_CLEAN
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#include <Python.h>
-#pragma GCC diagnostic pop
+/* Python.h on the limited API with a GIL, the full API without (_capi.h says why). */
+#include "_capi.h"
 #include <stddef.h>
 
 /* The raw module whose record classes the functions' records are (_fastcall.h). */
@@ -2977,7 +2970,7 @@ static PyObject *cudart_fn_cuArray3DCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate");
         goto done;
@@ -3030,7 +3023,7 @@ static PyObject *cudart_fn_cuArray3DCreate_v2(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate_v2");
         goto done;
@@ -3077,7 +3070,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor");
         goto done;
@@ -3122,7 +3115,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor_v2(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor_v2");
         goto done;
@@ -3173,7 +3166,7 @@ static PyObject *cudart_fn_cuArrayCreate(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate");
         goto done;
@@ -3226,7 +3219,7 @@ static PyObject *cudart_fn_cuArrayCreate_v2(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate_v2");
         goto done;
@@ -3269,7 +3262,7 @@ static PyObject *cudart_fn_cuArrayDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayDestroy");
         goto done;
@@ -3313,7 +3306,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor");
         goto done;
@@ -3358,7 +3351,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor_v2");
         goto done;
@@ -3406,7 +3399,7 @@ static PyObject *cudart_fn_cuArrayGetMemoryRequirements(PyObject *self, PyObject
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetMemoryRequirements");
         goto done;
@@ -3460,7 +3453,7 @@ static PyObject *cudart_fn_cuArrayGetPlane(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetPlane");
         goto done;
@@ -3507,7 +3500,7 @@ static PyObject *cudart_fn_cuArrayGetSparseProperties(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetSparseProperties");
         goto done;
@@ -3548,7 +3541,7 @@ static PyObject *cudart_fn_cuCheckpointOperationComplete(PyObject *self, PyObjec
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointOperationComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointOperationComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointOperationComplete");
         goto done;
@@ -3591,7 +3584,7 @@ static PyObject *cudart_fn_cuCheckpointProcessCheckpoint(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessCheckpoint");
         goto done;
@@ -3640,7 +3633,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetRestoreThreadId(PyObject *self,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetRestoreThreadId");
         goto done;
@@ -3691,7 +3684,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetState(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetState");
         goto done;
@@ -3736,7 +3729,7 @@ static PyObject *cudart_fn_cuCheckpointProcessLock(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessLock");
         goto done;
@@ -3779,7 +3772,7 @@ static PyObject *cudart_fn_cuCheckpointProcessRestore(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessRestore");
         goto done;
@@ -3822,7 +3815,7 @@ static PyObject *cudart_fn_cuCheckpointProcessUnlock(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessUnlock");
         goto done;
@@ -3862,7 +3855,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterCompleteCallback(PyObject *self, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterCompleteCallback");
         goto done;
@@ -3902,7 +3895,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterStartCallback(PyObject *self, PyO
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterStartCallback");
         goto done;
@@ -3955,7 +3948,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttribute");
         goto done;
@@ -4011,7 +4004,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttributeGlobal");
         goto done;
@@ -4068,7 +4061,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterCompleteCallback(PyObject *self, Py
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterCompleteCallback");
         goto done;
@@ -4126,7 +4119,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterStartCallback(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterStartCallback");
         goto done;
@@ -4183,7 +4176,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttribute");
         goto done;
@@ -4239,7 +4232,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttributeGlobal");
         goto done;
@@ -4291,7 +4284,7 @@ static PyObject *cudart_fn_cuCtxAttach(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxAttach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxAttach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxAttach");
         goto done;
@@ -4349,7 +4342,7 @@ static PyObject *cudart_fn_cuCtxCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate");
         goto done;
@@ -4408,7 +4401,7 @@ static PyObject *cudart_fn_cuCtxCreate_v4(PyObject *self, PyObject *const *args,
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate_v4");
         goto done;
@@ -4451,7 +4444,7 @@ static PyObject *cudart_fn_cuCtxDestroy(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy");
         goto done;
@@ -4491,7 +4484,7 @@ static PyObject *cudart_fn_cuCtxDestroy_v2(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy_v2");
         goto done;
@@ -4531,7 +4524,7 @@ static PyObject *cudart_fn_cuCtxDetach(PyObject *self, PyObject *const *args, Py
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDetach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDetach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDetach");
         goto done;
@@ -4571,7 +4564,7 @@ static PyObject *cudart_fn_cuCtxDisablePeerAccess(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDisablePeerAccess");
         goto done;
@@ -4614,7 +4607,7 @@ static PyObject *cudart_fn_cuCtxEnablePeerAccess(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxEnablePeerAccess");
         goto done;
@@ -4664,7 +4657,7 @@ static PyObject *cudart_fn_cuCtxFromGreenCtx(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxFromGreenCtx");
         goto done;
@@ -4717,7 +4710,7 @@ static PyObject *cudart_fn_cuCtxGetApiVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetApiVersion");
         goto done;
@@ -4766,7 +4759,7 @@ static PyObject *cudart_fn_cuCtxGetCacheConfig(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCacheConfig");
         goto done;
@@ -4814,7 +4807,7 @@ static PyObject *cudart_fn_cuCtxGetCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCurrent");
         goto done;
@@ -4861,7 +4854,7 @@ static PyObject *cudart_fn_cuCtxGetDevResource(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevResource");
         goto done;
@@ -4908,7 +4901,7 @@ static PyObject *cudart_fn_cuCtxGetDevice(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice");
         goto done;
@@ -4958,7 +4951,7 @@ static PyObject *cudart_fn_cuCtxGetDevice_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice_v2");
         goto done;
@@ -5004,7 +4997,7 @@ static PyObject *cudart_fn_cuCtxGetExecAffinity(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetExecAffinity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetExecAffinity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetExecAffinity");
         goto done;
@@ -5050,7 +5043,7 @@ static PyObject *cudart_fn_cuCtxGetFlags(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetFlags");
         goto done;
@@ -5102,7 +5095,7 @@ static PyObject *cudart_fn_cuCtxGetId(PyObject *self, PyObject *const *args, Py_
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetId");
         goto done;
@@ -5154,7 +5147,7 @@ static PyObject *cudart_fn_cuCtxGetLimit(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetLimit");
         goto done;
@@ -5202,7 +5195,7 @@ static PyObject *cudart_fn_cuCtxGetSharedMemConfig(PyObject *self, PyObject *con
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetSharedMemConfig");
         goto done;
@@ -5256,7 +5249,7 @@ static PyObject *cudart_fn_cuCtxGetStreamPriorityRange(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetStreamPriorityRange");
         goto done;
@@ -5305,7 +5298,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent");
         goto done;
@@ -5353,7 +5346,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent_v2");
         goto done;
@@ -5395,7 +5388,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent");
         goto done;
@@ -5435,7 +5428,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent_v2");
         goto done;
@@ -5479,7 +5472,7 @@ static PyObject *cudart_fn_cuCtxRecordEvent(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxRecordEvent");
         goto done;
@@ -5514,7 +5507,7 @@ static PyObject *cudart_fn_cuCtxResetPersistingL2Cache(PyObject *self, PyObject 
     if (cudart_arity("cuCtxResetPersistingL2Cache", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxResetPersistingL2Cache");
         goto done;
@@ -5549,7 +5542,7 @@ static PyObject *cudart_fn_cuCtxSetCacheConfig(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCacheConfig");
         goto done;
@@ -5588,7 +5581,7 @@ static PyObject *cudart_fn_cuCtxSetCurrent(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCurrent");
         goto done;
@@ -5624,7 +5617,7 @@ static PyObject *cudart_fn_cuCtxSetFlags(PyObject *self, PyObject *const *args, 
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetFlags");
         goto done;
@@ -5662,7 +5655,7 @@ static PyObject *cudart_fn_cuCtxSetLimit(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetLimit");
         goto done;
@@ -5697,7 +5690,7 @@ static PyObject *cudart_fn_cuCtxSetSharedMemConfig(PyObject *self, PyObject *con
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetSharedMemConfig");
         goto done;
@@ -5730,7 +5723,7 @@ static PyObject *cudart_fn_cuCtxSynchronize(PyObject *self, PyObject *const *arg
     if (cudart_arity("cuCtxSynchronize", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize");
         goto done;
@@ -5769,7 +5762,7 @@ static PyObject *cudart_fn_cuCtxSynchronize_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize_v2");
         goto done;
@@ -5813,7 +5806,7 @@ static PyObject *cudart_fn_cuCtxWaitEvent(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxWaitEvent");
         goto done;
@@ -5854,7 +5847,7 @@ static PyObject *cudart_fn_cuDestroyExternalMemory(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalMemory");
         goto done;
@@ -5894,7 +5887,7 @@ static PyObject *cudart_fn_cuDestroyExternalSemaphore(PyObject *self, PyObject *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalSemaphore");
         goto done;
@@ -5947,7 +5940,7 @@ static PyObject *cudart_fn_cuDevResourceGenerateDesc(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevResourceGenerateDesc");
         goto done;
@@ -6008,7 +6001,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplit(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplit");
         goto done;
@@ -6075,7 +6068,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplitByCount(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplitByCount");
         goto done;
@@ -6132,7 +6125,7 @@ static PyObject *cudart_fn_cuDeviceCanAccessPeer(PyObject *self, PyObject *const
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceCanAccessPeer");
         goto done;
@@ -6189,7 +6182,7 @@ static PyObject *cudart_fn_cuDeviceComputeCapability(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceComputeCapability];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceComputeCapability]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceComputeCapability");
         goto done;
@@ -6241,7 +6234,7 @@ static PyObject *cudart_fn_cuDeviceGet(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGet");
         goto done;
@@ -6295,7 +6288,7 @@ static PyObject *cudart_fn_cuDeviceGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetAttribute");
         goto done;
@@ -6347,7 +6340,7 @@ static PyObject *cudart_fn_cuDeviceGetByPCIBusId(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetByPCIBusId");
         goto done;
@@ -6399,7 +6392,7 @@ static PyObject *cudart_fn_cuDeviceGetCliqueCount(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCliqueCount");
         goto done;
@@ -6454,7 +6447,7 @@ static PyObject *cudart_fn_cuDeviceGetCliqueInfo(PyObject *self, PyObject *const
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCliqueInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCliqueInfo");
         goto done;
@@ -6503,7 +6496,7 @@ static PyObject *cudart_fn_cuDeviceGetCount(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCount");
         goto done;
@@ -6554,7 +6547,7 @@ static PyObject *cudart_fn_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDefaultMemPool");
         goto done;
@@ -6602,7 +6595,7 @@ static PyObject *cudart_fn_cuDeviceGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDevResource");
         goto done;
@@ -6654,7 +6647,7 @@ static PyObject *cudart_fn_cuDeviceGetExecAffinitySupport(PyObject *self, PyObje
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetExecAffinitySupport");
         goto done;
@@ -6699,7 +6692,7 @@ static PyObject *cudart_fn_cuDeviceGetFabricClusterUuid(PyObject *self, PyObject
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetFabricClusterUuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetFabricClusterUuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetFabricClusterUuid");
         goto done;
@@ -6745,7 +6738,7 @@ static PyObject *cudart_fn_cuDeviceGetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetGraphMemAttribute");
         goto done;
@@ -6803,7 +6796,7 @@ static PyObject *cudart_fn_cuDeviceGetHostAtomicCapabilities(PyObject *self, PyO
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetHostAtomicCapabilities");
         goto done;
@@ -6859,7 +6852,7 @@ static PyObject *cudart_fn_cuDeviceGetLuid(PyObject *self, PyObject *const *args
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetLuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetLuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetLuid");
         goto done;
@@ -6911,7 +6904,7 @@ static PyObject *cudart_fn_cuDeviceGetMemPool(PyObject *self, PyObject *const *a
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetMemPool");
         goto done;
@@ -6959,7 +6952,7 @@ static PyObject *cudart_fn_cuDeviceGetName(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetName");
         goto done;
@@ -7005,7 +6998,7 @@ static PyObject *cudart_fn_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObje
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetNvSciSyncAttributes");
         goto done;
@@ -7066,7 +7059,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAtomicCapabilities(PyObject *self, PyOb
     if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAtomicCapabilities");
         goto done;
@@ -7124,7 +7117,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAttribute(PyObject *self, PyObject *con
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAttribute");
         goto done;
@@ -7172,7 +7165,7 @@ static PyObject *cudart_fn_cuDeviceGetPCIBusId(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetPCIBusId");
         goto done;
@@ -7215,7 +7208,7 @@ static PyObject *cudart_fn_cuDeviceGetProperties(PyObject *self, PyObject *const
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetProperties");
         goto done;
@@ -7270,7 +7263,7 @@ static PyObject *cudart_fn_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetTexture1DLinearMaxWidth");
         goto done;
@@ -7315,7 +7308,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid");
         goto done;
@@ -7358,7 +7351,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid_v2");
         goto done;
@@ -7394,7 +7387,7 @@ static PyObject *cudart_fn_cuDeviceGraphMemTrim(PyObject *self, PyObject *const 
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGraphMemTrim");
         goto done;
@@ -7448,7 +7441,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxGetState");
         goto done;
@@ -7487,7 +7480,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *c
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease");
         goto done;
@@ -7522,7 +7515,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease_v2");
         goto done;
@@ -7557,7 +7550,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset(PyObject *self, PyObject *con
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset");
         goto done;
@@ -7592,7 +7585,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset_v2");
         goto done;
@@ -7640,7 +7633,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *co
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRetain");
         goto done;
@@ -7681,7 +7674,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags");
         goto done;
@@ -7719,7 +7712,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags_v2");
         goto done;
@@ -7775,7 +7768,7 @@ static PyObject *cudart_fn_cuDeviceRegisterAsyncNotification(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceRegisterAsyncNotification");
         goto done;
@@ -7825,7 +7818,7 @@ static PyObject *cudart_fn_cuDeviceSetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetGraphMemAttribute");
         goto done;
@@ -7868,7 +7861,7 @@ static PyObject *cudart_fn_cuDeviceSetMemPool(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetMemPool");
         goto done;
@@ -7917,7 +7910,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem(PyObject *self, PyObject *const *arg
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem");
         goto done;
@@ -7968,7 +7961,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem_v2");
         goto done;
@@ -8013,7 +8006,7 @@ static PyObject *cudart_fn_cuDeviceUnregisterAsyncNotification(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceUnregisterAsyncNotification");
         goto done;
@@ -8059,7 +8052,7 @@ static PyObject *cudart_fn_cuDriverGetVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDriverGetVersion");
         goto done;
@@ -8108,7 +8101,7 @@ static PyObject *cudart_fn_cuEventCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventCreate");
         goto done;
@@ -8150,7 +8143,7 @@ static PyObject *cudart_fn_cuEventDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy");
         goto done;
@@ -8190,7 +8183,7 @@ static PyObject *cudart_fn_cuEventDestroy_v2(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy_v2");
         goto done;
@@ -8244,7 +8237,7 @@ static PyObject *cudart_fn_cuEventElapsedTime(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime");
         goto done;
@@ -8302,7 +8295,7 @@ static PyObject *cudart_fn_cuEventElapsedTime_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime_v2");
         goto done;
@@ -8346,7 +8339,7 @@ static PyObject *cudart_fn_cuEventQuery(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventQuery");
         goto done;
@@ -8390,7 +8383,7 @@ static PyObject *cudart_fn_cuEventRecord(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecord");
         goto done;
@@ -8438,7 +8431,7 @@ static PyObject *cudart_fn_cuEventRecordWithFlags(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecordWithFlags");
         goto done;
@@ -8479,7 +8472,7 @@ static PyObject *cudart_fn_cuEventSynchronize(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventSynchronize");
         goto done;
@@ -8533,7 +8526,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedBuffer");
         goto done;
@@ -8591,7 +8584,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedMipmappedArray(PyObject *sel
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 120, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedMipmappedArray");
         goto done;
@@ -8645,7 +8638,7 @@ static PyObject *cudart_fn_cuFabricCpyBatchAsync(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFabricCpyBatchAsync");
         goto done;
@@ -8685,7 +8678,7 @@ static PyObject *cudart_fn_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFlushGPUDirectRDMAWrites");
         goto done;
@@ -8737,7 +8730,7 @@ static PyObject *cudart_fn_cuFuncGetAttribute(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetAttribute");
         goto done;
@@ -8790,7 +8783,7 @@ static PyObject *cudart_fn_cuFuncGetModule(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetModule");
         goto done;
@@ -8843,7 +8836,7 @@ static PyObject *cudart_fn_cuFuncGetName(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetName");
         goto done;
@@ -8896,7 +8889,7 @@ static PyObject *cudart_fn_cuFuncGetParamCount(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamCount");
         goto done;
@@ -8958,7 +8951,7 @@ static PyObject *cudart_fn_cuFuncGetParamInfo(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamInfo");
         goto done;
@@ -9012,7 +9005,7 @@ static PyObject *cudart_fn_cuFuncIsLoaded(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncIsLoaded");
         goto done;
@@ -9055,7 +9048,7 @@ static PyObject *cudart_fn_cuFuncLoad(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncLoad");
         goto done;
@@ -9101,7 +9094,7 @@ static PyObject *cudart_fn_cuFuncSetAttribute(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetAttribute");
         goto done;
@@ -9150,7 +9143,7 @@ static PyObject *cudart_fn_cuFuncSetBlockShape(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetBlockShape];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetBlockShape]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetBlockShape");
         goto done;
@@ -9193,7 +9186,7 @@ static PyObject *cudart_fn_cuFuncSetCacheConfig(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetCacheConfig");
         goto done;
@@ -9236,7 +9229,7 @@ static PyObject *cudart_fn_cuFuncSetSharedMemConfig(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedMemConfig");
         goto done;
@@ -9279,7 +9272,7 @@ static PyObject *cudart_fn_cuFuncSetSharedSize(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedSize");
         goto done;
@@ -9328,7 +9321,7 @@ static PyObject *cudart_fn_cuGetErrorName(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorName");
         goto done;
@@ -9377,7 +9370,7 @@ static PyObject *cudart_fn_cuGetErrorString(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorString];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorString]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorString");
         goto done;
@@ -9427,7 +9420,7 @@ static PyObject *cudart_fn_cuGetExportTable(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetExportTable");
         goto done;
@@ -9492,7 +9485,7 @@ static PyObject *cudart_fn_cuGetProcAddress(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress");
         goto done;
@@ -9558,7 +9551,7 @@ static PyObject *cudart_fn_cuGetProcAddress_v2(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress_v2");
         goto done;
@@ -9625,7 +9618,7 @@ static PyObject *cudart_fn_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 32, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddBatchMemOpNode");
         goto done;
@@ -9693,7 +9686,7 @@ static PyObject *cudart_fn_cuGraphAddChildGraphNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddChildGraphNode");
         goto done;
@@ -9761,7 +9754,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies");
         goto done;
@@ -9829,7 +9822,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies_v2(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies_v2");
         goto done;
@@ -9893,7 +9886,7 @@ static PyObject *cudart_fn_cuGraphAddEmptyNode(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEmptyNode");
         goto done;
@@ -9960,7 +9953,7 @@ static PyObject *cudart_fn_cuGraphAddEventRecordNode(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventRecordNode");
         goto done;
@@ -10028,7 +10021,7 @@ static PyObject *cudart_fn_cuGraphAddEventWaitNode(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventWaitNode");
         goto done;
@@ -10096,7 +10089,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresSignalNode(PyObject *self
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresSignalNode");
         goto done;
@@ -10164,7 +10157,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresWaitNode");
         goto done;
@@ -10232,7 +10225,7 @@ static PyObject *cudart_fn_cuGraphAddHostNode(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddHostNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddHostNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddHostNode");
         goto done;
@@ -10300,7 +10293,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode");
         goto done;
@@ -10368,7 +10361,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode_v2(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode_v2");
         goto done;
@@ -10436,7 +10429,7 @@ static PyObject *cudart_fn_cuGraphAddMemAllocNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemAllocNode");
         goto done;
@@ -10503,7 +10496,7 @@ static PyObject *cudart_fn_cuGraphAddMemFreeNode(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemFreeNode");
         goto done;
@@ -10574,7 +10567,7 @@ static PyObject *cudart_fn_cuGraphAddMemcpyNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemcpyNode");
         goto done;
@@ -10647,7 +10640,7 @@ static PyObject *cudart_fn_cuGraphAddMemsetNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemsetNode");
         goto done;
@@ -10720,7 +10713,7 @@ static PyObject *cudart_fn_cuGraphAddNode(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode");
         goto done;
@@ -10793,7 +10786,7 @@ static PyObject *cudart_fn_cuGraphAddNode_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode_v2");
         goto done;
@@ -10866,7 +10859,7 @@ static PyObject *cudart_fn_cuGraphAddNode_v3(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode_v3");
         goto done;
@@ -10916,7 +10909,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeGetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeGetParams");
         goto done;
@@ -10961,7 +10954,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeSetParams");
         goto done;
@@ -11012,7 +11005,7 @@ static PyObject *cudart_fn_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphChildGraphNodeGetGraph");
         goto done;
@@ -11065,7 +11058,7 @@ static PyObject *cudart_fn_cuGraphClone(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphClone");
         goto done;
@@ -11128,7 +11121,7 @@ static PyObject *cudart_fn_cuGraphConditionalHandleCreate(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphConditionalHandleCreate");
         goto done;
@@ -11181,7 +11174,7 @@ static PyObject *cudart_fn_cuGraphCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphCreate");
         goto done;
@@ -11230,7 +11223,7 @@ static PyObject *cudart_fn_cuGraphDebugDotPrint(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDebugDotPrint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDebugDotPrint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDebugDotPrint");
         goto done;
@@ -11271,7 +11264,7 @@ static PyObject *cudart_fn_cuGraphDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroy");
         goto done;
@@ -11311,7 +11304,7 @@ static PyObject *cudart_fn_cuGraphDestroyNode(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroyNode");
         goto done;
@@ -11361,7 +11354,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObje
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeGetEvent");
         goto done;
@@ -11408,7 +11401,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeSetEvent");
         goto done;
@@ -11459,7 +11452,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeGetEvent");
         goto done;
@@ -11506,7 +11499,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeSetEvent");
         goto done;
@@ -11555,7 +11548,7 @@ static PyObject *cudart_fn_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecBatchMemOpNodeSetParams");
         goto done;
@@ -11605,7 +11598,7 @@ static PyObject *cudart_fn_cuGraphExecChildGraphNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecChildGraphNodeSetParams");
         goto done;
@@ -11647,7 +11640,7 @@ static PyObject *cudart_fn_cuGraphExecDestroy(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecDestroy");
         goto done;
@@ -11695,7 +11688,7 @@ static PyObject *cudart_fn_cuGraphExecEventRecordNodeSetEvent(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventRecordNodeSetEvent");
         goto done;
@@ -11745,7 +11738,7 @@ static PyObject *cudart_fn_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventWaitNodeSetEvent");
         goto done;
@@ -11795,7 +11788,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -11845,7 +11838,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -11897,7 +11890,7 @@ static PyObject *cudart_fn_cuGraphExecGetFlags(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetFlags");
         goto done;
@@ -11950,7 +11943,7 @@ static PyObject *cudart_fn_cuGraphExecGetId(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetId");
         goto done;
@@ -12001,7 +11994,7 @@ static PyObject *cudart_fn_cuGraphExecHostNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecHostNodeSetParams");
         goto done;
@@ -12051,7 +12044,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams");
         goto done;
@@ -12101,7 +12094,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyO
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams_v2");
         goto done;
@@ -12155,7 +12148,7 @@ static PyObject *cudart_fn_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemcpyNodeSetParams");
         goto done;
@@ -12210,7 +12203,7 @@ static PyObject *cudart_fn_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemsetNodeSetParams");
         goto done;
@@ -12261,7 +12254,7 @@ static PyObject *cudart_fn_cuGraphExecNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecNodeSetParams");
         goto done;
@@ -12311,7 +12304,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate");
         goto done;
@@ -12361,7 +12354,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate_v2");
         goto done;
@@ -12407,7 +12400,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeGetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
@@ -12452,7 +12445,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -12497,7 +12490,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeGetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
@@ -12542,7 +12535,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -12609,7 +12602,7 @@ static PyObject *cudart_fn_cuGraphGetEdges(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges");
         goto done;
@@ -12681,7 +12674,7 @@ static PyObject *cudart_fn_cuGraphGetEdges_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges_v2");
         goto done;
@@ -12737,7 +12730,7 @@ static PyObject *cudart_fn_cuGraphGetId(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetId");
         goto done;
@@ -12796,7 +12789,7 @@ static PyObject *cudart_fn_cuGraphGetNodes(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetNodes");
         goto done;
@@ -12856,7 +12849,7 @@ static PyObject *cudart_fn_cuGraphGetRootNodes(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetRootNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetRootNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetRootNodes");
         goto done;
@@ -12904,7 +12897,7 @@ static PyObject *cudart_fn_cuGraphHostNodeGetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeGetParams");
         goto done;
@@ -12949,7 +12942,7 @@ static PyObject *cudart_fn_cuGraphHostNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeSetParams");
         goto done;
@@ -13003,7 +12996,7 @@ static PyObject *cudart_fn_cuGraphInstantiate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiate");
         goto done;
@@ -13059,7 +13052,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithFlags(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithFlags");
         goto done;
@@ -13116,7 +13109,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithParams(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithParams");
         goto done;
@@ -13164,7 +13157,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObj
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeCopyAttributes");
         goto done;
@@ -13212,7 +13205,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetAttribute");
         goto done;
@@ -13257,7 +13250,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams");
         goto done;
@@ -13302,7 +13295,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams_v2");
         goto done;
@@ -13350,7 +13343,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetAttribute");
         goto done;
@@ -13395,7 +13388,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams");
         goto done;
@@ -13440,7 +13433,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams_v2");
         goto done;
@@ -13485,7 +13478,7 @@ static PyObject *cudart_fn_cuGraphLaunch(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphLaunch");
         goto done;
@@ -13530,7 +13523,7 @@ static PyObject *cudart_fn_cuGraphMemAllocNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemAllocNodeGetParams");
         goto done;
@@ -13581,7 +13574,7 @@ static PyObject *cudart_fn_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemFreeNodeGetParams");
         goto done;
@@ -13628,7 +13621,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeGetParams");
         goto done;
@@ -13673,7 +13666,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeSetParams");
         goto done;
@@ -13718,7 +13711,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeGetParams");
         goto done;
@@ -13763,7 +13756,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeSetParams");
         goto done;
@@ -13818,7 +13811,7 @@ static PyObject *cudart_fn_cuGraphNodeFindInClone(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeFindInClone");
         goto done;
@@ -13872,7 +13865,7 @@ static PyObject *cudart_fn_cuGraphNodeGetContainingGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetContainingGraph");
         goto done;
@@ -13935,7 +13928,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies");
         goto done;
@@ -14000,7 +13993,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies_v2(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies_v2");
         goto done;
@@ -14065,7 +14058,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes");
         goto done;
@@ -14130,7 +14123,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes_v2(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes_v2");
         goto done;
@@ -14189,7 +14182,7 @@ static PyObject *cudart_fn_cuGraphNodeGetEnabled(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetEnabled");
         goto done;
@@ -14243,7 +14236,7 @@ static PyObject *cudart_fn_cuGraphNodeGetLocalId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetLocalId");
         goto done;
@@ -14290,7 +14283,7 @@ static PyObject *cudart_fn_cuGraphNodeGetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetParams");
         goto done;
@@ -14341,7 +14334,7 @@ static PyObject *cudart_fn_cuGraphNodeGetToolsId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetToolsId");
         goto done;
@@ -14394,7 +14387,7 @@ static PyObject *cudart_fn_cuGraphNodeGetType(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetType");
         goto done;
@@ -14444,7 +14437,7 @@ static PyObject *cudart_fn_cuGraphNodeSetEnabled(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetEnabled");
         goto done;
@@ -14489,7 +14482,7 @@ static PyObject *cudart_fn_cuGraphNodeSetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetParams");
         goto done;
@@ -14534,7 +14527,7 @@ static PyObject *cudart_fn_cuGraphNodeSetParams_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetParams_v2");
         goto done;
@@ -14582,7 +14575,7 @@ static PyObject *cudart_fn_cuGraphReleaseUserObject(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphReleaseUserObject");
         goto done;
@@ -14646,7 +14639,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies");
         goto done;
@@ -14714,7 +14707,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies_v2");
         goto done;
@@ -14769,7 +14762,7 @@ static PyObject *cudart_fn_cuGraphRetainUserObject(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRetainUserObject");
         goto done;
@@ -14814,7 +14807,7 @@ static PyObject *cudart_fn_cuGraphUpload(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphUpload");
         goto done;
@@ -14868,7 +14861,7 @@ static PyObject *cudart_fn_cuGraphicsMapResources(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsMapResources");
         goto done;
@@ -14921,7 +14914,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedMipmappedArray(PyObject *s
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedMipmappedArray");
         goto done;
@@ -14980,7 +14973,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer");
         goto done;
@@ -15040,7 +15033,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer_v2(PyObject *self,
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer_v2");
         goto done;
@@ -15087,7 +15080,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags");
         goto done;
@@ -15130,7 +15123,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags_v2");
         goto done;
@@ -15186,7 +15179,7 @@ static PyObject *cudart_fn_cuGraphicsSubResourceGetMappedArray(PyObject *self, P
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsSubResourceGetMappedArray");
         goto done;
@@ -15242,7 +15235,7 @@ static PyObject *cudart_fn_cuGraphicsUnmapResources(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnmapResources");
         goto done;
@@ -15285,7 +15278,7 @@ static PyObject *cudart_fn_cuGraphicsUnregisterResource(PyObject *self, PyObject
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnregisterResource");
         goto done;
@@ -15341,7 +15334,7 @@ static PyObject *cudart_fn_cuGreenCtxCreate(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxCreate");
         goto done;
@@ -15384,7 +15377,7 @@ static PyObject *cudart_fn_cuGreenCtxDestroy(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxDestroy");
         goto done;
@@ -15431,7 +15424,7 @@ static PyObject *cudart_fn_cuGreenCtxGetDevResource(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetDevResource");
         goto done;
@@ -15482,7 +15475,7 @@ static PyObject *cudart_fn_cuGreenCtxGetId(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetId");
         goto done;
@@ -15529,7 +15522,7 @@ static PyObject *cudart_fn_cuGreenCtxRecordEvent(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxRecordEvent");
         goto done;
@@ -15586,7 +15579,7 @@ static PyObject *cudart_fn_cuGreenCtxStreamCreate(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxStreamCreate");
         goto done;
@@ -15633,7 +15626,7 @@ static PyObject *cudart_fn_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxWaitEvent");
         goto done;
@@ -15684,7 +15677,7 @@ static PyObject *cudart_fn_cuImportExternalMemory(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalMemory");
         goto done;
@@ -15737,7 +15730,7 @@ static PyObject *cudart_fn_cuImportExternalSemaphore(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalSemaphore");
         goto done;
@@ -15776,7 +15769,7 @@ static PyObject *cudart_fn_cuInit(PyObject *self, PyObject *const *args, Py_ssiz
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuInit");
         goto done;
@@ -15811,7 +15804,7 @@ static PyObject *cudart_fn_cuIpcCloseMemHandle(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcCloseMemHandle");
         goto done;
@@ -15854,7 +15847,7 @@ static PyObject *cudart_fn_cuIpcGetEventHandle(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetEventHandle");
         goto done;
@@ -15898,7 +15891,7 @@ static PyObject *cudart_fn_cuIpcGetMemHandle(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetMemHandle");
         goto done;
@@ -15947,7 +15940,7 @@ static PyObject *cudart_fn_cuIpcOpenEventHandle(PyObject *self, PyObject *const 
     if (cudart_by_value(args[k++], 1, "CUipcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_CUipcEventHandle, &a1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenEventHandle");
         goto done;
@@ -16001,7 +15994,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle");
         goto done;
@@ -16055,7 +16048,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle_v2");
         goto done;
@@ -16113,7 +16106,7 @@ static PyObject *cudart_fn_cuKernelGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetAttribute");
         goto done;
@@ -16166,7 +16159,7 @@ static PyObject *cudart_fn_cuKernelGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetFunction");
         goto done;
@@ -16219,7 +16212,7 @@ static PyObject *cudart_fn_cuKernelGetLibrary(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetLibrary");
         goto done;
@@ -16272,7 +16265,7 @@ static PyObject *cudart_fn_cuKernelGetName(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetName");
         goto done;
@@ -16325,7 +16318,7 @@ static PyObject *cudart_fn_cuKernelGetParamCount(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamCount");
         goto done;
@@ -16387,7 +16380,7 @@ static PyObject *cudart_fn_cuKernelGetParamInfo(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamInfo");
         goto done;
@@ -16440,7 +16433,7 @@ static PyObject *cudart_fn_cuKernelSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetAttribute");
         goto done;
@@ -16486,7 +16479,7 @@ static PyObject *cudart_fn_cuKernelSetCacheConfig(PyObject *self, PyObject *cons
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetCacheConfig");
         goto done;
@@ -16526,7 +16519,7 @@ static PyObject *cudart_fn_cuLaunch(PyObject *self, PyObject *const *args, Py_ss
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunch");
         goto done;
@@ -16601,7 +16594,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernel(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 9, (int)((spec.storage >> 9) & 1), 0, &a9, &b9) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernel");
         goto done;
@@ -16651,7 +16644,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernelMultiDevice(PyObject *self, 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernelMultiDevice");
         goto done;
@@ -16697,7 +16690,7 @@ static PyObject *cudart_fn_cuLaunchGrid(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGrid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGrid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGrid");
         goto done;
@@ -16747,7 +16740,7 @@ static PyObject *cudart_fn_cuLaunchGridAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGridAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGridAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGridAsync");
         goto done;
@@ -16796,7 +16789,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc");
         goto done;
@@ -16849,7 +16842,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc_v2(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc_v2");
         goto done;
@@ -16932,7 +16925,7 @@ static PyObject *cudart_fn_cuLaunchKernel(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 10, (int)((spec.storage >> 10) & 1), 0, &a10, &b10) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernel");
         goto done;
@@ -16997,7 +16990,7 @@ static PyObject *cudart_fn_cuLaunchKernelEx(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernelEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernelEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernelEx");
         goto done;
@@ -17055,7 +17048,7 @@ static PyObject *cudart_fn_cuLibraryEnumerateKernels(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryEnumerateKernels");
         goto done;
@@ -17118,7 +17111,7 @@ static PyObject *cudart_fn_cuLibraryGetGlobal(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetGlobal");
         goto done;
@@ -17177,7 +17170,7 @@ static PyObject *cudart_fn_cuLibraryGetKernel(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernel");
         goto done;
@@ -17231,7 +17224,7 @@ static PyObject *cudart_fn_cuLibraryGetKernelCount(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernelCount");
         goto done;
@@ -17294,7 +17287,7 @@ static PyObject *cudart_fn_cuLibraryGetManaged(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetManaged");
         goto done;
@@ -17349,7 +17342,7 @@ static PyObject *cudart_fn_cuLibraryGetModule(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetModule");
         goto done;
@@ -17406,7 +17399,7 @@ static PyObject *cudart_fn_cuLibraryGetUnifiedFunction(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetUnifiedFunction");
         goto done;
@@ -17490,7 +17483,7 @@ static PyObject *cudart_fn_cuLibraryLoadData(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadData");
         goto done;
@@ -17577,7 +17570,7 @@ static PyObject *cudart_fn_cuLibraryLoadFromFile(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadFromFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadFromFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadFromFile");
         goto done;
@@ -17624,7 +17617,7 @@ static PyObject *cudart_fn_cuLibraryUnload(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryUnload");
         goto done;
@@ -17697,7 +17690,7 @@ static PyObject *cudart_fn_cuLinkAddData(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData");
         goto done;
@@ -17776,7 +17769,7 @@ static PyObject *cudart_fn_cuLinkAddData_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData_v2");
         goto done;
@@ -17848,7 +17841,7 @@ static PyObject *cudart_fn_cuLinkAddFile(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile");
         goto done;
@@ -17919,7 +17912,7 @@ static PyObject *cudart_fn_cuLinkAddFile_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile_v2");
         goto done;
@@ -17980,7 +17973,7 @@ static PyObject *cudart_fn_cuLinkComplete(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkComplete");
         goto done;
@@ -18045,7 +18038,7 @@ static PyObject *cudart_fn_cuLinkCreate(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate");
         goto done;
@@ -18110,7 +18103,7 @@ static PyObject *cudart_fn_cuLinkCreate_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate_v2");
         goto done;
@@ -18154,7 +18147,7 @@ static PyObject *cudart_fn_cuLinkDestroy(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkDestroy");
         goto done;
@@ -18193,7 +18186,7 @@ static PyObject *cudart_fn_cuLogicalEndpointAddDevice(PyObject *self, PyObject *
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointAddDevice");
         goto done;
@@ -18247,7 +18240,7 @@ static PyObject *cudart_fn_cuLogicalEndpointBindAddr(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointBindAddr");
         goto done;
@@ -18301,7 +18294,7 @@ static PyObject *cudart_fn_cuLogicalEndpointBindMem(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointBindMem");
         goto done;
@@ -18343,7 +18336,7 @@ static PyObject *cudart_fn_cuLogicalEndpointCreate(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointCreate");
         goto done;
@@ -18379,7 +18372,7 @@ static PyObject *cudart_fn_cuLogicalEndpointDestroy(PyObject *self, PyObject *co
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointDestroy");
         goto done;
@@ -18424,7 +18417,7 @@ static PyObject *cudart_fn_cuLogicalEndpointExport(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointExport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointExport");
         goto done;
@@ -18480,7 +18473,7 @@ static PyObject *cudart_fn_cuLogicalEndpointGetLimits(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointGetLimits");
         goto done;
@@ -18523,7 +18516,7 @@ static PyObject *cudart_fn_cuLogicalEndpointIdRelease(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointIdRelease");
         goto done;
@@ -18571,7 +18564,7 @@ static PyObject *cudart_fn_cuLogicalEndpointIdReserve(PyObject *self, PyObject *
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointIdReserve");
         goto done;
@@ -18619,7 +18612,7 @@ static PyObject *cudart_fn_cuLogicalEndpointImport(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointImport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointImport");
         goto done;
@@ -18671,7 +18664,7 @@ static PyObject *cudart_fn_cuLogicalEndpointQuery(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointQuery");
         goto done;
@@ -18718,7 +18711,7 @@ static PyObject *cudart_fn_cuLogicalEndpointUnbind(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointUnbind");
         goto done;
@@ -18766,7 +18759,7 @@ static PyObject *cudart_fn_cuLogsCurrent(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsCurrent");
         goto done;
@@ -18821,7 +18814,7 @@ static PyObject *cudart_fn_cuLogsDumpToFile(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToFile");
         goto done;
@@ -18883,7 +18876,7 @@ static PyObject *cudart_fn_cuLogsDumpToMemory(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToMemory");
         goto done;
@@ -18941,7 +18934,7 @@ static PyObject *cudart_fn_cuLogsRegisterCallback(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsRegisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsRegisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsRegisterCallback");
         goto done;
@@ -18985,7 +18978,7 @@ static PyObject *cudart_fn_cuLogsUnregisterCallback(PyObject *self, PyObject *co
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsUnregisterCallback");
         goto done;
@@ -19024,7 +19017,7 @@ static PyObject *cudart_fn_cuMemAddressFree(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressFree");
         goto done;
@@ -19081,7 +19074,7 @@ static PyObject *cudart_fn_cuMemAddressReserve(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressReserve");
         goto done;
@@ -19128,7 +19121,7 @@ static PyObject *cudart_fn_cuMemAdvise(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise");
         goto done;
@@ -19172,7 +19165,7 @@ static PyObject *cudart_fn_cuMemAdvise_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise_v2");
         goto done;
@@ -19220,7 +19213,7 @@ static PyObject *cudart_fn_cuMemAlloc(PyObject *self, PyObject *const *args, Py_
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc");
         goto done;
@@ -19275,7 +19268,7 @@ static PyObject *cudart_fn_cuMemAllocAsync(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocAsync");
         goto done;
@@ -19335,7 +19328,7 @@ static PyObject *cudart_fn_cuMemAllocFromPoolAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocFromPoolAsync");
         goto done;
@@ -19388,7 +19381,7 @@ static PyObject *cudart_fn_cuMemAllocHost(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost");
         goto done;
@@ -19439,7 +19432,7 @@ static PyObject *cudart_fn_cuMemAllocHost_v2(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost_v2");
         goto done;
@@ -19493,7 +19486,7 @@ static PyObject *cudart_fn_cuMemAllocManaged(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocManaged");
         goto done;
@@ -19556,7 +19549,7 @@ static PyObject *cudart_fn_cuMemAllocPitch(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch");
         goto done;
@@ -19620,7 +19613,7 @@ static PyObject *cudart_fn_cuMemAllocPitch_v2(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch_v2");
         goto done;
@@ -19672,7 +19665,7 @@ static PyObject *cudart_fn_cuMemAlloc_v2(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc_v2");
         goto done;
@@ -19734,7 +19727,7 @@ static PyObject *cudart_fn_cuMemBatchDecompressAsync(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemBatchDecompressAsync");
         goto done;
@@ -19794,7 +19787,7 @@ static PyObject *cudart_fn_cuMemCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemCreate");
         goto done;
@@ -19872,7 +19865,7 @@ static PyObject *cudart_fn_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyO
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardAndPrefetchBatchAsync");
         goto done;
@@ -19940,7 +19933,7 @@ static PyObject *cudart_fn_cuMemDiscardBatchAsync(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardBatchAsync");
         goto done;
@@ -19993,7 +19986,7 @@ static PyObject *cudart_fn_cuMemExportToShareableHandle(PyObject *self, PyObject
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemExportToShareableHandle");
         goto done;
@@ -20029,7 +20022,7 @@ static PyObject *cudart_fn_cuMemFree(PyObject *self, PyObject *const *args, Py_s
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree");
         goto done;
@@ -20071,7 +20064,7 @@ static PyObject *cudart_fn_cuMemFreeAsync(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeAsync");
         goto done;
@@ -20111,7 +20104,7 @@ static PyObject *cudart_fn_cuMemFreeHost(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeHost");
         goto done;
@@ -20147,7 +20140,7 @@ static PyObject *cudart_fn_cuMemFree_v2(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree_v2");
         goto done;
@@ -20199,7 +20192,7 @@ static PyObject *cudart_fn_cuMemGetAccess(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAccess");
         goto done;
@@ -20257,7 +20250,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange");
         goto done;
@@ -20315,7 +20308,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange_v2(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange_v2");
         goto done;
@@ -20371,7 +20364,7 @@ static PyObject *cudart_fn_cuMemGetAllocationGranularity(PyObject *self, PyObjec
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationGranularity");
         goto done;
@@ -20417,7 +20410,7 @@ static PyObject *cudart_fn_cuMemGetAllocationPropertiesFromHandle(PyObject *self
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationPropertiesFromHandle");
         goto done;
@@ -20470,7 +20463,7 @@ static PyObject *cudart_fn_cuMemGetDefaultMemPool(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetDefaultMemPool");
         goto done;
@@ -20525,7 +20518,7 @@ static PyObject *cudart_fn_cuMemGetHandleForAddressRange(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetHandleForAddressRange");
         goto done;
@@ -20577,7 +20570,7 @@ static PyObject *cudart_fn_cuMemGetInfo(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo");
         goto done;
@@ -20632,7 +20625,7 @@ static PyObject *cudart_fn_cuMemGetInfo_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo_v2");
         goto done;
@@ -20687,7 +20680,7 @@ static PyObject *cudart_fn_cuMemGetLocationInfo(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetLocationInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetLocationInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetLocationInfo");
         goto done;
@@ -20740,7 +20733,7 @@ static PyObject *cudart_fn_cuMemGetMemPool(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetMemPool");
         goto done;
@@ -20795,7 +20788,7 @@ static PyObject *cudart_fn_cuMemHostAlloc(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostAlloc");
         goto done;
@@ -20850,7 +20843,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer");
         goto done;
@@ -20906,7 +20899,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer_v2");
         goto done;
@@ -20959,7 +20952,7 @@ static PyObject *cudart_fn_cuMemHostGetFlags(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetFlags");
         goto done;
@@ -21008,7 +21001,7 @@ static PyObject *cudart_fn_cuMemHostRegister(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister");
         goto done;
@@ -21054,7 +21047,7 @@ static PyObject *cudart_fn_cuMemHostRegister_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister_v2");
         goto done;
@@ -21094,7 +21087,7 @@ static PyObject *cudart_fn_cuMemHostUnregister(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostUnregister");
         goto done;
@@ -21147,7 +21140,7 @@ static PyObject *cudart_fn_cuMemImportFromShareableHandle(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemImportFromShareableHandle");
         goto done;
@@ -21198,7 +21191,7 @@ static PyObject *cudart_fn_cuMemMap(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMap");
         goto done;
@@ -21244,7 +21237,7 @@ static PyObject *cudart_fn_cuMemMapArrayAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMapArrayAsync");
         goto done;
@@ -21295,7 +21288,7 @@ static PyObject *cudart_fn_cuMemPoolCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolCreate");
         goto done;
@@ -21338,7 +21331,7 @@ static PyObject *cudart_fn_cuMemPoolDestroy(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolDestroy");
         goto done;
@@ -21381,7 +21374,7 @@ static PyObject *cudart_fn_cuMemPoolExportPointer(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportPointer");
         goto done;
@@ -21431,7 +21424,7 @@ static PyObject *cudart_fn_cuMemPoolExportToShareableHandle(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportToShareableHandle");
         goto done;
@@ -21486,7 +21479,7 @@ static PyObject *cudart_fn_cuMemPoolGetAccess(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAccess");
         goto done;
@@ -21537,7 +21530,7 @@ static PyObject *cudart_fn_cuMemPoolGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAttribute");
         goto done;
@@ -21594,7 +21587,7 @@ static PyObject *cudart_fn_cuMemPoolImportFromShareableHandle(PyObject *self, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportFromShareableHandle");
         goto done;
@@ -21651,7 +21644,7 @@ static PyObject *cudart_fn_cuMemPoolImportPointer(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportPointer");
         goto done;
@@ -21702,7 +21695,7 @@ static PyObject *cudart_fn_cuMemPoolSetAccess(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAccess");
         goto done;
@@ -21750,7 +21743,7 @@ static PyObject *cudart_fn_cuMemPoolSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAttribute");
         goto done;
@@ -21794,7 +21787,7 @@ static PyObject *cudart_fn_cuMemPoolTrimTo(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolTrimTo");
         goto done;
@@ -21846,7 +21839,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync");
         goto done;
@@ -21898,7 +21891,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync_v2");
         goto done;
@@ -21973,7 +21966,7 @@ static PyObject *cudart_fn_cuMemPrefetchBatchAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchBatchAsync");
         goto done;
@@ -22031,7 +22024,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttribute(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttribute");
         goto done;
@@ -22098,7 +22091,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttributes(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttributes");
         goto done;
@@ -22138,7 +22131,7 @@ static PyObject *cudart_fn_cuMemRelease(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRelease");
         goto done;
@@ -22187,7 +22180,7 @@ static PyObject *cudart_fn_cuMemRetainAllocationHandle(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRetainAllocationHandle");
         goto done;
@@ -22239,7 +22232,7 @@ static PyObject *cudart_fn_cuMemSetAccess(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetAccess");
         goto done;
@@ -22286,7 +22279,7 @@ static PyObject *cudart_fn_cuMemSetMemPool(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetMemPool");
         goto done;
@@ -22326,7 +22319,7 @@ static PyObject *cudart_fn_cuMemUnmap(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemUnmap");
         goto done;
@@ -22367,7 +22360,7 @@ static PyObject *cudart_fn_cuMemcpy(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy");
         goto done;
@@ -22406,7 +22399,7 @@ static PyObject *cudart_fn_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D");
         goto done;
@@ -22450,7 +22443,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync");
         goto done;
@@ -22495,7 +22488,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync_v2");
         goto done;
@@ -22536,7 +22529,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned");
         goto done;
@@ -22576,7 +22569,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned_v2");
         goto done;
@@ -22616,7 +22609,7 @@ static PyObject *cudart_fn_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D_v2");
         goto done;
@@ -22656,7 +22649,7 @@ static PyObject *cudart_fn_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D");
         goto done;
@@ -22700,7 +22693,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync");
         goto done;
@@ -22745,7 +22738,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync_v2");
         goto done;
@@ -22796,7 +22789,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync");
         goto done;
@@ -22847,7 +22840,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync_v2");
         goto done;
@@ -22888,7 +22881,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeer(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeer");
         goto done;
@@ -22932,7 +22925,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeerAsync");
         goto done;
@@ -22980,7 +22973,7 @@ static PyObject *cudart_fn_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DWithAttributesAsync");
         goto done;
@@ -23021,7 +23014,7 @@ static PyObject *cudart_fn_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D_v2");
         goto done;
@@ -23070,7 +23063,7 @@ static PyObject *cudart_fn_cuMemcpyAsync(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAsync");
         goto done;
@@ -23123,7 +23116,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA");
         goto done;
@@ -23177,7 +23170,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA_v2");
         goto done;
@@ -23227,7 +23220,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD");
         goto done;
@@ -23276,7 +23269,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD_v2");
         goto done;
@@ -23326,7 +23319,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH");
         goto done;
@@ -23381,7 +23374,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync");
         goto done;
@@ -23437,7 +23430,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync_v2");
         goto done;
@@ -23489,7 +23482,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH_v2");
         goto done;
@@ -23568,7 +23561,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync");
         goto done;
@@ -23653,7 +23646,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync_v2");
         goto done;
@@ -23709,7 +23702,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA");
         goto done;
@@ -23758,7 +23751,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA_v2");
         goto done;
@@ -23800,7 +23793,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD");
         goto done;
@@ -23848,7 +23841,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync");
         goto done;
@@ -23897,7 +23890,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync_v2");
         goto done;
@@ -23939,7 +23932,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD_v2");
         goto done;
@@ -23984,7 +23977,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH");
         goto done;
@@ -24034,7 +24027,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync");
         goto done;
@@ -24085,7 +24078,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync_v2");
         goto done;
@@ -24132,7 +24125,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH_v2");
         goto done;
@@ -24182,7 +24175,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA");
         goto done;
@@ -24237,7 +24230,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync");
         goto done;
@@ -24293,7 +24286,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync_v2");
         goto done;
@@ -24345,7 +24338,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA_v2");
         goto done;
@@ -24392,7 +24385,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD");
         goto done;
@@ -24442,7 +24435,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync");
         goto done;
@@ -24493,7 +24486,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync_v2");
         goto done;
@@ -24540,7 +24533,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD_v2");
         goto done;
@@ -24593,7 +24586,7 @@ static PyObject *cudart_fn_cuMemcpyPeer(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeer");
         goto done;
@@ -24651,7 +24644,7 @@ static PyObject *cudart_fn_cuMemcpyPeerAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeerAsync");
         goto done;
@@ -24706,7 +24699,7 @@ static PyObject *cudart_fn_cuMemcpyWithAttributesAsync(PyObject *self, PyObject 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyWithAttributesAsync");
         goto done;
@@ -24749,7 +24742,7 @@ static PyObject *cudart_fn_cuMemsetD16(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16");
         goto done;
@@ -24797,7 +24790,7 @@ static PyObject *cudart_fn_cuMemsetD16Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16Async");
         goto done;
@@ -24839,7 +24832,7 @@ static PyObject *cudart_fn_cuMemsetD16_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16_v2");
         goto done;
@@ -24886,7 +24879,7 @@ static PyObject *cudart_fn_cuMemsetD2D16(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16");
         goto done;
@@ -24940,7 +24933,7 @@ static PyObject *cudart_fn_cuMemsetD2D16Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16Async");
         goto done;
@@ -24988,7 +24981,7 @@ static PyObject *cudart_fn_cuMemsetD2D16_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16_v2");
         goto done;
@@ -25035,7 +25028,7 @@ static PyObject *cudart_fn_cuMemsetD2D32(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32");
         goto done;
@@ -25089,7 +25082,7 @@ static PyObject *cudart_fn_cuMemsetD2D32Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32Async");
         goto done;
@@ -25137,7 +25130,7 @@ static PyObject *cudart_fn_cuMemsetD2D32_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32_v2");
         goto done;
@@ -25184,7 +25177,7 @@ static PyObject *cudart_fn_cuMemsetD2D8(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8");
         goto done;
@@ -25238,7 +25231,7 @@ static PyObject *cudart_fn_cuMemsetD2D8Async(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8Async");
         goto done;
@@ -25286,7 +25279,7 @@ static PyObject *cudart_fn_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8_v2");
         goto done;
@@ -25327,7 +25320,7 @@ static PyObject *cudart_fn_cuMemsetD32(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32");
         goto done;
@@ -25375,7 +25368,7 @@ static PyObject *cudart_fn_cuMemsetD32Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32Async");
         goto done;
@@ -25417,7 +25410,7 @@ static PyObject *cudart_fn_cuMemsetD32_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32_v2");
         goto done;
@@ -25458,7 +25451,7 @@ static PyObject *cudart_fn_cuMemsetD8(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8");
         goto done;
@@ -25506,7 +25499,7 @@ static PyObject *cudart_fn_cuMemsetD8Async(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8Async");
         goto done;
@@ -25548,7 +25541,7 @@ static PyObject *cudart_fn_cuMemsetD8_v2(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8_v2");
         goto done;
@@ -25600,7 +25593,7 @@ static PyObject *cudart_fn_cuMipmappedArrayCreate(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayCreate");
         goto done;
@@ -25643,7 +25636,7 @@ static PyObject *cudart_fn_cuMipmappedArrayDestroy(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayDestroy");
         goto done;
@@ -25696,7 +25689,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetLevel(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetLevel");
         goto done;
@@ -25746,7 +25739,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetMemoryRequirements(PyObject *self,
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetMemoryRequirements");
         goto done;
@@ -25791,7 +25784,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetSparseProperties(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetSparseProperties");
         goto done;
@@ -25845,7 +25838,7 @@ static PyObject *cudart_fn_cuModuleEnumerateFunctions(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleEnumerateFunctions");
         goto done;
@@ -25902,7 +25895,7 @@ static PyObject *cudart_fn_cuModuleGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunction");
         goto done;
@@ -25956,7 +25949,7 @@ static PyObject *cudart_fn_cuModuleGetFunctionCount(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunctionCount");
         goto done;
@@ -26019,7 +26012,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal");
         goto done;
@@ -26084,7 +26077,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal_v2(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal_v2");
         goto done;
@@ -26135,7 +26128,7 @@ static PyObject *cudart_fn_cuModuleGetLoadingMode(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetLoadingMode");
         goto done;
@@ -26191,7 +26184,7 @@ static PyObject *cudart_fn_cuModuleGetSurfRef(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetSurfRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetSurfRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetSurfRef");
         goto done;
@@ -26249,7 +26242,7 @@ static PyObject *cudart_fn_cuModuleGetTexRef(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetTexRef");
         goto done;
@@ -26303,7 +26296,7 @@ static PyObject *cudart_fn_cuModuleLoad(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoad");
         goto done;
@@ -26356,7 +26349,7 @@ static PyObject *cudart_fn_cuModuleLoadData(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadData");
         goto done;
@@ -26424,7 +26417,7 @@ static PyObject *cudart_fn_cuModuleLoadDataEx(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadDataEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadDataEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadDataEx");
         goto done;
@@ -26479,7 +26472,7 @@ static PyObject *cudart_fn_cuModuleLoadFatBinary(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadFatBinary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadFatBinary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadFatBinary");
         goto done;
@@ -26522,7 +26515,7 @@ static PyObject *cudart_fn_cuModuleUnload(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleUnload");
         goto done;
@@ -26561,7 +26554,7 @@ static PyObject *cudart_fn_cuMulticastAddDevice(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastAddDevice");
         goto done;
@@ -26608,7 +26601,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr");
         goto done;
@@ -26658,7 +26651,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr_v2");
         goto done;
@@ -26708,7 +26701,7 @@ static PyObject *cudart_fn_cuMulticastBindMem(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem");
         goto done;
@@ -26761,7 +26754,7 @@ static PyObject *cudart_fn_cuMulticastBindMem_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem_v2");
         goto done;
@@ -26810,7 +26803,7 @@ static PyObject *cudart_fn_cuMulticastCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastCreate");
         goto done;
@@ -26866,7 +26859,7 @@ static PyObject *cudart_fn_cuMulticastGetGranularity(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastGetGranularity");
         goto done;
@@ -26914,7 +26907,7 @@ static PyObject *cudart_fn_cuMulticastUnbind(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastUnbind");
         goto done;
@@ -26969,7 +26962,7 @@ static PyObject *cudart_fn_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *sel
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyAvailableDynamicSMemPerBlock");
         goto done;
@@ -27028,7 +27021,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject 
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
@@ -27090,7 +27083,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
@@ -27147,7 +27140,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveClusters(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveClusters");
         goto done;
@@ -27217,7 +27210,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSize(PyObject *self, PyOb
     if (cudart_signed(args[k++], 5, 32, &i5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSize");
         goto done;
@@ -27291,7 +27284,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSizeWithFlags(PyObject *s
     if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSizeWithFlags");
         goto done;
@@ -27350,7 +27343,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialClusterSize(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialClusterSize");
         goto done;
@@ -27397,7 +27390,7 @@ static PyObject *cudart_fn_cuParamSetSize(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetSize");
         goto done;
@@ -27444,7 +27437,7 @@ static PyObject *cudart_fn_cuParamSetTexRef(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetTexRef");
         goto done;
@@ -27491,7 +27484,7 @@ static PyObject *cudart_fn_cuParamSetf(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetf];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetf]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetf");
         goto done;
@@ -27537,7 +27530,7 @@ static PyObject *cudart_fn_cuParamSeti(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSeti];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSeti]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSeti");
         goto done;
@@ -27587,7 +27580,7 @@ static PyObject *cudart_fn_cuParamSetv(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetv];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetv]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetv");
         goto done;
@@ -27634,7 +27627,7 @@ static PyObject *cudart_fn_cuPointerGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttribute");
         goto done;
@@ -27692,7 +27685,7 @@ static PyObject *cudart_fn_cuPointerGetAttributes(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttributes");
         goto done;
@@ -27741,7 +27734,7 @@ static PyObject *cudart_fn_cuPointerSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerSetAttribute");
         goto done;
@@ -27798,7 +27791,7 @@ static PyObject *cudart_fn_cuSignalExternalSemaphoresAsync(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSignalExternalSemaphoresAsync");
         goto done;
@@ -27853,7 +27846,7 @@ static PyObject *cudart_fn_cuStreamAddCallback(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAddCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAddCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAddCallback");
         goto done;
@@ -27904,7 +27897,7 @@ static PyObject *cudart_fn_cuStreamAttachMemAsync(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAttachMemAsync");
         goto done;
@@ -27954,7 +27947,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp");
         goto done;
@@ -28005,7 +27998,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp_v2");
         goto done;
@@ -28049,7 +28042,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture");
         goto done;
@@ -28093,7 +28086,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToCig(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToCig");
         goto done;
@@ -28158,7 +28151,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToGraph(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToGraph");
         goto done;
@@ -28206,7 +28199,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture_v2");
         goto done;
@@ -28261,7 +28254,7 @@ static PyObject *cudart_fn_cuStreamBeginRecaptureToGraph(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginRecaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginRecaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginRecaptureToGraph");
         goto done;
@@ -28308,7 +28301,7 @@ static PyObject *cudart_fn_cuStreamCopyAttributes(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCopyAttributes");
         goto done;
@@ -28358,7 +28351,7 @@ static PyObject *cudart_fn_cuStreamCreate(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreate");
         goto done;
@@ -28412,7 +28405,7 @@ static PyObject *cudart_fn_cuStreamCreateWithPriority(PyObject *self, PyObject *
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreateWithPriority");
         goto done;
@@ -28454,7 +28447,7 @@ static PyObject *cudart_fn_cuStreamDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy");
         goto done;
@@ -28494,7 +28487,7 @@ static PyObject *cudart_fn_cuStreamDestroy_v2(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy_v2");
         goto done;
@@ -28544,7 +28537,7 @@ static PyObject *cudart_fn_cuStreamEndCapture(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCapture");
         goto done;
@@ -28587,7 +28580,7 @@ static PyObject *cudart_fn_cuStreamEndCaptureToCig(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCaptureToCig");
         goto done;
@@ -28634,7 +28627,7 @@ static PyObject *cudart_fn_cuStreamGetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetAttribute");
         goto done;
@@ -28715,7 +28708,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo");
         goto done;
@@ -28803,7 +28796,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo_v3(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo_v3");
         goto done;
@@ -28861,7 +28854,7 @@ static PyObject *cudart_fn_cuStreamGetCtx(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx");
         goto done;
@@ -28920,7 +28913,7 @@ static PyObject *cudart_fn_cuStreamGetCtx_v2(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx_v2");
         goto done;
@@ -28971,7 +28964,7 @@ static PyObject *cudart_fn_cuStreamGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevResource");
         goto done;
@@ -29022,7 +29015,7 @@ static PyObject *cudart_fn_cuStreamGetDevice(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevice");
         goto done;
@@ -29075,7 +29068,7 @@ static PyObject *cudart_fn_cuStreamGetFlags(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetFlags");
         goto done;
@@ -29128,7 +29121,7 @@ static PyObject *cudart_fn_cuStreamGetGreenCtx(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetGreenCtx");
         goto done;
@@ -29181,7 +29174,7 @@ static PyObject *cudart_fn_cuStreamGetId(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetId");
         goto done;
@@ -29234,7 +29227,7 @@ static PyObject *cudart_fn_cuStreamGetPriority(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetPriority");
         goto done;
@@ -29287,7 +29280,7 @@ static PyObject *cudart_fn_cuStreamIsCapturing(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamIsCapturing");
         goto done;
@@ -29330,7 +29323,7 @@ static PyObject *cudart_fn_cuStreamQuery(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamQuery");
         goto done;
@@ -29377,7 +29370,7 @@ static PyObject *cudart_fn_cuStreamSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSetAttribute");
         goto done;
@@ -29418,7 +29411,7 @@ static PyObject *cudart_fn_cuStreamSynchronize(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSynchronize");
         goto done;
@@ -29478,7 +29471,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies(PyObject *self, PyO
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies");
         goto done;
@@ -29542,7 +29535,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies_v2(PyObject *self, 
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies_v2");
         goto done;
@@ -29593,7 +29586,7 @@ static PyObject *cudart_fn_cuStreamWaitEvent(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitEvent");
         goto done;
@@ -29643,7 +29636,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32");
         goto done;
@@ -29692,7 +29685,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32_v2");
         goto done;
@@ -29741,7 +29734,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64");
         goto done;
@@ -29790,7 +29783,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64_v2");
         goto done;
@@ -29839,7 +29832,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32");
         goto done;
@@ -29888,7 +29881,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32_v2");
         goto done;
@@ -29937,7 +29930,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64");
         goto done;
@@ -29986,7 +29979,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64_v2");
         goto done;
@@ -30036,7 +30029,7 @@ static PyObject *cudart_fn_cuSurfObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectCreate");
         goto done;
@@ -30075,7 +30068,7 @@ static PyObject *cudart_fn_cuSurfObjectDestroy(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectDestroy");
         goto done;
@@ -30117,7 +30110,7 @@ static PyObject *cudart_fn_cuSurfObjectGetResourceDesc(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectGetResourceDesc");
         goto done;
@@ -30167,7 +30160,7 @@ static PyObject *cudart_fn_cuSurfRefGetArray(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefGetArray");
         goto done;
@@ -30217,7 +30210,7 @@ static PyObject *cudart_fn_cuSurfRefSetArray(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefSetArray");
         goto done;
@@ -30320,7 +30313,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2col(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 14, 32, &u14) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2col");
         goto done;
@@ -30427,7 +30420,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2colWide(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 15, 32, &u15) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2colWide");
         goto done;
@@ -30523,7 +30516,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeTiled(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 11, 32, &u11) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeTiled");
         goto done;
@@ -30574,7 +30567,7 @@ static PyObject *cudart_fn_cuTensorMapReplaceAddress(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapReplaceAddress");
         goto done;
@@ -30628,7 +30621,7 @@ static PyObject *cudart_fn_cuTensorMapSetAllocationClass(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapSetAllocationClass");
         goto done;
@@ -30689,7 +30682,7 @@ static PyObject *cudart_fn_cuTexObjectCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectCreate");
         goto done;
@@ -30730,7 +30723,7 @@ static PyObject *cudart_fn_cuTexObjectDestroy(PyObject *self, PyObject *const *a
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectDestroy");
         goto done;
@@ -30772,7 +30765,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceDesc(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceDesc");
         goto done;
@@ -30815,7 +30808,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceViewDesc(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceViewDesc");
         goto done;
@@ -30858,7 +30851,7 @@ static PyObject *cudart_fn_cuTexObjectGetTextureDesc(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetTextureDesc");
         goto done;
@@ -30904,7 +30897,7 @@ static PyObject *cudart_fn_cuTexRefCreate(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefCreate");
         goto done;
@@ -30946,7 +30939,7 @@ static PyObject *cudart_fn_cuTexRefDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefDestroy");
         goto done;
@@ -30996,7 +30989,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress");
         goto done;
@@ -31052,7 +31045,7 @@ static PyObject *cudart_fn_cuTexRefGetAddressMode(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddressMode");
         goto done;
@@ -31105,7 +31098,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress_v2");
         goto done;
@@ -31158,7 +31151,7 @@ static PyObject *cudart_fn_cuTexRefGetArray(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetArray");
         goto done;
@@ -31211,7 +31204,7 @@ static PyObject *cudart_fn_cuTexRefGetBorderColor(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetBorderColor");
         goto done;
@@ -31264,7 +31257,7 @@ static PyObject *cudart_fn_cuTexRefGetFilterMode(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFilterMode");
         goto done;
@@ -31317,7 +31310,7 @@ static PyObject *cudart_fn_cuTexRefGetFlags(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFlags");
         goto done;
@@ -31376,7 +31369,7 @@ static PyObject *cudart_fn_cuTexRefGetFormat(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFormat");
         goto done;
@@ -31430,7 +31423,7 @@ static PyObject *cudart_fn_cuTexRefGetMaxAnisotropy(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMaxAnisotropy");
         goto done;
@@ -31483,7 +31476,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapFilterMode(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapFilterMode");
         goto done;
@@ -31536,7 +31529,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelBias(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelBias");
         goto done;
@@ -31595,7 +31588,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelClamp(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelClamp");
         goto done;
@@ -31649,7 +31642,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmappedArray(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmappedArray");
         goto done;
@@ -31708,7 +31701,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress");
         goto done;
@@ -31761,7 +31754,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D");
         goto done;
@@ -31812,7 +31805,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D_v3(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D_v3");
         goto done;
@@ -31859,7 +31852,7 @@ static PyObject *cudart_fn_cuTexRefSetAddressMode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddressMode");
         goto done;
@@ -31915,7 +31908,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress_v2");
         goto done;
@@ -31965,7 +31958,7 @@ static PyObject *cudart_fn_cuTexRefSetArray(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetArray");
         goto done;
@@ -32016,7 +32009,7 @@ static PyObject *cudart_fn_cuTexRefSetBorderColor(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetBorderColor");
         goto done;
@@ -32062,7 +32055,7 @@ static PyObject *cudart_fn_cuTexRefSetFilterMode(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFilterMode");
         goto done;
@@ -32105,7 +32098,7 @@ static PyObject *cudart_fn_cuTexRefSetFlags(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFlags");
         goto done;
@@ -32151,7 +32144,7 @@ static PyObject *cudart_fn_cuTexRefSetFormat(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFormat");
         goto done;
@@ -32194,7 +32187,7 @@ static PyObject *cudart_fn_cuTexRefSetMaxAnisotropy(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMaxAnisotropy");
         goto done;
@@ -32237,7 +32230,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapFilterMode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapFilterMode");
         goto done;
@@ -32280,7 +32273,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelBias(PyObject *self, PyObject *
         goto done;
     if (cudart_double(args[1], 1, &d1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelBias");
         goto done;
@@ -32326,7 +32319,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelClamp(PyObject *self, PyObject 
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelClamp");
         goto done;
@@ -32373,7 +32366,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmappedArray(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmappedArray");
         goto done;
@@ -32420,7 +32413,7 @@ static PyObject *cudart_fn_cuThreadExchangeStreamCaptureMode(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuThreadExchangeStreamCaptureMode");
         goto done;
@@ -32482,7 +32475,7 @@ static PyObject *cudart_fn_cuUserObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectCreate");
         goto done;
@@ -32529,7 +32522,7 @@ static PyObject *cudart_fn_cuUserObjectRelease(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRelease");
         goto done;
@@ -32572,7 +32565,7 @@ static PyObject *cudart_fn_cuUserObjectRetain(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRetain");
         goto done;
@@ -32629,7 +32622,7 @@ static PyObject *cudart_fn_cuWaitExternalSemaphoresAsync(PyObject *self, PyObjec
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuWaitExternalSemaphoresAsync");
         goto done;
@@ -33179,7 +33172,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33197,7 +33190,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[0] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[0]) &&
         cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33232,7 +33225,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33250,7 +33243,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[1] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[1]) &&
         cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33285,7 +33278,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33303,7 +33296,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[2] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[2]) &&
         cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33338,7 +33331,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33356,7 +33349,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[3] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[3]) &&
         cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33388,7 +33381,7 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -33411,7 +33404,7 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[4] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[4]) &&
         cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33455,7 +33448,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33473,7 +33466,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[5] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[5]) &&
         cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33505,7 +33498,7 @@ static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUcheckpointOperationHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointOperationComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointOperationComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33523,7 +33516,7 @@ static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, Py
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[6] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
         cudart_c_report("cuCheckpointOperationComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33562,7 +33555,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33580,7 +33573,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[7] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
         cudart_c_report("cuCheckpointProcessCheckpoint", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33615,7 +33608,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33633,7 +33626,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[8] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
         cudart_c_report("cuCheckpointProcessGetRestoreThreadId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33668,7 +33661,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33686,7 +33679,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[9] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
         cudart_c_report("cuCheckpointProcessGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33725,7 +33718,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33743,7 +33736,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[10] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
         cudart_c_report("cuCheckpointProcessLock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33782,7 +33775,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33800,7 +33793,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[11] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
         cudart_c_report("cuCheckpointProcessRestore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33839,7 +33832,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33857,7 +33850,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[12] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCheckpointProcessUnlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33889,7 +33882,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33907,7 +33900,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[13] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCoredumpDeregisterCompleteCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33939,7 +33932,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33957,7 +33950,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[14] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCoredumpDeregisterStartCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34003,7 +33996,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34021,7 +34014,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[15] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34067,7 +34060,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34085,7 +34078,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[16] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34131,7 +34124,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34149,7 +34142,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[17] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34195,7 +34188,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34213,7 +34206,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[18] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34262,7 +34255,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34280,7 +34273,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[19] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34329,7 +34322,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34347,7 +34340,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[20] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34379,7 +34372,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -34402,7 +34395,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[21] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34436,7 +34429,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -34459,7 +34452,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[22] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34493,7 +34486,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34511,7 +34504,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[23] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34550,7 +34543,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34568,7 +34561,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[24] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34603,7 +34596,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34621,7 +34614,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[25] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34656,7 +34649,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34674,7 +34667,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[26] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34702,7 +34695,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34720,7 +34713,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[27] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34748,7 +34741,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34764,7 +34757,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[28] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34792,7 +34785,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34808,7 +34801,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[29] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34843,7 +34836,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34861,7 +34854,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34889,7 +34882,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34907,7 +34900,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34942,7 +34935,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34960,7 +34953,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34995,7 +34988,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35013,7 +35006,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35044,7 +35037,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35062,7 +35055,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35096,7 +35089,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35114,7 +35107,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35142,7 +35135,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35160,7 +35153,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35192,7 +35185,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35210,7 +35203,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35242,7 +35235,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35260,7 +35253,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35299,7 +35292,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35317,7 +35310,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35342,7 +35335,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35360,7 +35353,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35392,7 +35385,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35410,7 +35403,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35442,7 +35435,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35460,7 +35453,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35492,7 +35485,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35510,7 +35503,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35549,7 +35542,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35567,7 +35560,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35592,7 +35585,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35610,7 +35603,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35642,7 +35635,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35660,7 +35653,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35699,7 +35692,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35717,7 +35710,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35749,7 +35742,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -35772,7 +35765,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35806,7 +35799,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_CUexternalSemaphore, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -35829,7 +35822,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35873,7 +35866,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35891,7 +35884,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35933,7 +35926,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35951,7 +35944,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35986,7 +35979,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36004,7 +35997,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36046,7 +36039,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36064,7 +36057,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36099,7 +36092,7 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36117,7 +36110,7 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGetCliqueCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36145,7 +36138,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36163,7 +36156,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36198,7 +36191,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36216,7 +36209,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36258,7 +36251,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36276,7 +36269,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36311,7 +36304,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36329,7 +36322,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36375,7 +36368,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36393,7 +36386,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36442,7 +36435,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36460,7 +36453,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36509,7 +36502,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36527,7 +36520,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36559,7 +36552,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36577,7 +36570,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36615,7 +36608,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36633,7 +36626,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36671,7 +36664,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36689,7 +36682,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36721,7 +36714,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36739,7 +36732,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36771,7 +36764,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36789,7 +36782,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36821,7 +36814,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36839,7 +36832,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36874,7 +36867,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36892,7 +36885,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36931,7 +36924,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36949,7 +36942,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36988,7 +36981,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37006,7 +36999,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37045,7 +37038,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37063,7 +37056,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37098,7 +37091,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37116,7 +37109,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37151,7 +37144,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37169,7 +37162,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37208,7 +37201,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         if (!cudart_c_handle(x, cudart_handle_CUasyncCallbackHandle, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -37231,7 +37224,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37261,7 +37254,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37277,7 +37270,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[75] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -37312,7 +37305,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37330,7 +37323,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37362,7 +37355,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -37385,7 +37378,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37419,7 +37412,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -37442,7 +37435,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37486,7 +37479,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37504,7 +37497,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37546,7 +37539,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37564,7 +37557,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37596,7 +37589,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37614,7 +37607,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37653,7 +37646,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37671,7 +37664,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37717,7 +37710,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37735,7 +37728,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37767,7 +37760,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37785,7 +37778,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37827,7 +37820,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37845,7 +37838,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37887,7 +37880,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37905,7 +37898,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37958,7 +37951,7 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37976,7 +37969,7 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuFabricCpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38015,7 +38008,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesScope_enum, cudart_member_CUflushGPUDirectRDMAWritesScope_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38033,7 +38026,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38075,7 +38068,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38093,7 +38086,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38128,7 +38121,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38146,7 +38139,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38181,7 +38174,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38199,7 +38192,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38244,7 +38237,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38262,7 +38255,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38303,7 +38296,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38321,7 +38314,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38353,7 +38346,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38371,7 +38364,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38417,7 +38410,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38435,7 +38428,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38474,7 +38467,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38492,7 +38485,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38527,7 +38520,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38545,7 +38538,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38601,7 +38594,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38619,7 +38612,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38675,7 +38668,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38693,7 +38686,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38753,7 +38746,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38771,7 +38764,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38831,7 +38824,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38849,7 +38842,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38898,7 +38891,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38916,7 +38909,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38972,7 +38965,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38990,7 +38983,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39046,7 +39039,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39064,7 +39057,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39120,7 +39113,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39138,7 +39131,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39194,7 +39187,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39212,7 +39205,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39268,7 +39261,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39286,7 +39279,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39342,7 +39335,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39360,7 +39353,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39416,7 +39409,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39434,7 +39427,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39490,7 +39483,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39508,7 +39501,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39571,7 +39564,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39589,7 +39582,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39652,7 +39645,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39670,7 +39663,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39733,7 +39726,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39751,7 +39744,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39814,7 +39807,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39832,7 +39825,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39895,7 +39888,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39913,7 +39906,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphAddNode_v3", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39952,7 +39945,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39970,7 +39963,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40005,7 +39998,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40023,7 +40016,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40079,7 +40072,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40097,7 +40090,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40132,7 +40125,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40150,7 +40143,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40182,7 +40175,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -40205,7 +40198,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40241,7 +40234,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -40264,7 +40257,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40301,7 +40294,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40319,7 +40312,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40358,7 +40351,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40376,7 +40369,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40411,7 +40404,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40429,7 +40422,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40468,7 +40461,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40486,7 +40479,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40532,7 +40525,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40550,7 +40543,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40596,7 +40589,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40614,7 +40607,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40646,7 +40639,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -40669,7 +40662,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40719,7 +40712,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40737,7 +40730,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40783,7 +40776,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40801,7 +40794,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40847,7 +40840,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40865,7 +40858,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40911,7 +40904,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40929,7 +40922,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40964,7 +40957,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40982,7 +40975,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41017,7 +41010,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41035,7 +41028,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41081,7 +41074,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41099,7 +41092,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41145,7 +41138,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41163,7 +41156,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41216,7 +41209,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41234,7 +41227,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41287,7 +41280,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41305,7 +41298,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41351,7 +41344,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41369,7 +41362,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41408,7 +41401,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41426,7 +41419,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41465,7 +41458,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41483,7 +41476,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41518,7 +41511,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41536,7 +41529,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41575,7 +41568,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41593,7 +41586,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41632,7 +41625,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41650,7 +41643,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41689,7 +41682,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41707,7 +41700,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41746,7 +41739,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41764,7 +41757,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41799,7 +41792,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41817,7 +41810,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41856,7 +41849,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41874,7 +41867,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41913,7 +41906,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41931,7 +41924,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41973,7 +41966,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41991,7 +41984,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42026,7 +42019,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42044,7 +42037,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42086,7 +42079,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42104,7 +42097,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42139,7 +42132,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42157,7 +42150,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42192,7 +42185,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42210,7 +42203,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42245,7 +42238,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42263,7 +42256,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42309,7 +42302,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42327,7 +42320,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42366,7 +42359,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42384,7 +42377,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42423,7 +42416,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42441,7 +42434,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuGraphNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42487,7 +42480,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42505,7 +42498,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42565,7 +42558,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42583,7 +42576,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42643,7 +42636,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42661,7 +42654,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42714,7 +42707,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42732,7 +42725,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42771,7 +42764,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42789,7 +42782,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42835,7 +42828,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42853,7 +42846,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42888,7 +42881,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42906,7 +42899,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42944,7 +42937,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42962,7 +42955,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43006,7 +42999,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43024,7 +43017,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43069,7 +43062,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43087,7 +43080,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43126,7 +43119,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43144,7 +43137,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43193,7 +43186,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43211,7 +43204,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43257,7 +43250,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43275,7 +43268,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43307,7 +43300,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -43330,7 +43323,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43381,7 +43374,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43399,7 +43392,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43431,7 +43424,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -43454,7 +43447,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43491,7 +43484,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43509,7 +43502,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43548,7 +43541,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43566,7 +43559,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43615,7 +43608,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43633,7 +43626,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43672,7 +43665,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43690,7 +43683,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43725,7 +43718,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43743,7 +43736,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43778,7 +43771,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43796,7 +43789,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43828,7 +43821,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43846,7 +43839,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43878,7 +43871,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43896,7 +43889,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43945,7 +43938,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43963,7 +43956,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43998,7 +43991,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44016,7 +44009,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44051,7 +44044,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44069,7 +44062,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44104,7 +44097,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44122,7 +44115,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44167,7 +44160,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44185,7 +44178,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44244,7 +44237,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44262,7 +44255,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44308,7 +44301,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44326,7 +44319,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44361,7 +44354,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44379,7 +44372,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44414,7 +44407,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44432,7 +44425,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44464,7 +44457,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -44487,7 +44480,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44527,7 +44520,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44545,7 +44538,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44600,7 +44593,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44618,7 +44611,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44667,7 +44660,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44685,7 +44678,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44717,7 +44710,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -44740,7 +44733,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44781,7 +44774,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44799,7 +44792,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44866,7 +44859,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44884,7 +44877,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44958,7 +44951,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44976,7 +44969,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45015,7 +45008,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45033,7 +45026,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45065,7 +45058,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45083,7 +45076,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45129,7 +45122,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointExport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45147,7 +45140,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuLogicalEndpointExport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45185,7 +45178,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45203,7 +45196,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuLogicalEndpointGetLimits", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45248,7 +45241,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45266,7 +45259,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45301,7 +45294,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45319,7 +45312,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuLogicalEndpointIdReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45365,7 +45358,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointImport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45383,7 +45376,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45425,7 +45418,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45443,7 +45436,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45496,7 +45489,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45514,7 +45507,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45549,7 +45542,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45567,7 +45560,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45599,7 +45592,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUlogsCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -45622,7 +45615,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45663,7 +45656,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45681,7 +45674,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45737,7 +45730,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45755,7 +45748,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45790,7 +45783,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45808,7 +45801,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45850,7 +45843,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45868,7 +45861,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45917,7 +45910,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45935,7 +45928,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45977,7 +45970,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45995,7 +45988,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46047,7 +46040,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46065,7 +46058,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46123,7 +46116,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46141,7 +46134,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46182,7 +46175,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46200,7 +46193,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46256,7 +46249,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46274,7 +46267,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[220] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46355,7 +46348,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46373,7 +46366,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[221] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46433,7 +46426,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46451,7 +46444,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[222] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46483,7 +46476,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46501,7 +46494,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[223] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46540,7 +46533,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46558,7 +46551,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[224] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46590,7 +46583,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46608,7 +46601,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[225] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46640,7 +46633,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46658,7 +46651,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[226] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46700,7 +46693,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46718,7 +46711,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[227] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46756,7 +46749,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46774,7 +46767,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[228] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46818,7 +46811,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46836,7 +46829,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[229] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46884,7 +46877,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationGranularity_flags_enum, cudart_member_CUmemAllocationGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46902,7 +46895,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[230] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46944,7 +46937,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46962,7 +46955,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[231] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46993,7 +46986,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47011,7 +47004,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[232] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -47048,7 +47041,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47066,7 +47059,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[233] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -47114,7 +47107,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47132,7 +47125,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[234] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47174,7 +47167,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47192,7 +47185,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[235] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47234,7 +47227,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47252,7 +47245,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[236] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47287,7 +47280,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47305,7 +47298,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[237] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47351,7 +47344,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47369,7 +47362,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[238] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47415,7 +47408,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47433,7 +47426,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[239] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47465,7 +47458,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47483,7 +47476,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[240] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47543,7 +47536,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47561,7 +47554,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[241] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47607,7 +47600,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47625,7 +47618,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[242] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47660,7 +47653,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47678,7 +47671,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[243] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47710,7 +47703,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -47733,7 +47726,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[244] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47777,7 +47770,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47795,7 +47788,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[245] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47844,7 +47837,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47862,7 +47855,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[246] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47904,7 +47897,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47922,7 +47915,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[247] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47968,7 +47961,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47986,7 +47979,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[248] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48025,7 +48018,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48043,7 +48036,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[249] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48124,7 +48117,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48142,7 +48135,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[250] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48174,7 +48167,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48192,7 +48185,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[251] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48245,7 +48238,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48263,7 +48256,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[252] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48309,7 +48302,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48327,7 +48320,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[253] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48366,7 +48359,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48384,7 +48377,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[254] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48430,7 +48423,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48448,7 +48441,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[255] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48480,7 +48473,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48498,7 +48491,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[256] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48537,7 +48530,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48555,7 +48548,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[257] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48594,7 +48587,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48612,7 +48605,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[258] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48644,7 +48637,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48662,7 +48655,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[259] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48694,7 +48687,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48712,7 +48705,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[260] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48744,7 +48737,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48762,7 +48755,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[261] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48794,7 +48787,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48812,7 +48805,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[262] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48851,7 +48844,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48869,7 +48862,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[263] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48908,7 +48901,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48926,7 +48919,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[264] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48979,7 +48972,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48997,7 +48990,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[265] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49050,7 +49043,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49068,7 +49061,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[266] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49100,7 +49093,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49118,7 +49111,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[267] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49157,7 +49150,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49175,7 +49168,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[268] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49221,7 +49214,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49239,7 +49232,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[269] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49271,7 +49264,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49289,7 +49282,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[270] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49342,7 +49335,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49360,7 +49353,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[271] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49420,7 +49413,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49438,7 +49431,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[272] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49498,7 +49491,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49516,7 +49509,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[273] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49569,7 +49562,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49587,7 +49580,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[274] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49640,7 +49633,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49658,7 +49651,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[275] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49711,7 +49704,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49729,7 +49722,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[276] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49789,7 +49782,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49807,7 +49800,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[277] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49867,7 +49860,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49885,7 +49878,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[278] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49938,7 +49931,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49956,7 +49949,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[279] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50037,7 +50030,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50055,7 +50048,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[280] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50136,7 +50129,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50154,7 +50147,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[281] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50207,7 +50200,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50225,7 +50218,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[282] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50278,7 +50271,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50296,7 +50289,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[283] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50342,7 +50335,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50360,7 +50353,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[284] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50413,7 +50406,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50431,7 +50424,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[285] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50484,7 +50477,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50502,7 +50495,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[286] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50548,7 +50541,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50566,7 +50559,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[287] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50612,7 +50605,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50630,7 +50623,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[288] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50683,7 +50676,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50701,7 +50694,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[289] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50754,7 +50747,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50772,7 +50765,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[290] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50818,7 +50811,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50836,7 +50829,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[291] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50889,7 +50882,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50907,7 +50900,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[292] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50967,7 +50960,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50985,7 +50978,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[293] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51045,7 +51038,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51063,7 +51056,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[294] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51116,7 +51109,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51134,7 +51127,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[295] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51180,7 +51173,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51198,7 +51191,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[296] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51251,7 +51244,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51269,7 +51262,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[297] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51322,7 +51315,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51340,7 +51333,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[298] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51386,7 +51379,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51404,7 +51397,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[299] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51464,7 +51457,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51482,7 +51475,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[300] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51549,7 +51542,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51567,7 +51560,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[301] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51627,7 +51620,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51645,7 +51638,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[302] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51691,7 +51684,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51709,7 +51702,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[303] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51762,7 +51755,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51780,7 +51773,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[304] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51826,7 +51819,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51844,7 +51837,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[305] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51904,7 +51897,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51922,7 +51915,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[306] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51989,7 +51982,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52007,7 +52000,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[307] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52067,7 +52060,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52085,7 +52078,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[308] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52145,7 +52138,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52163,7 +52156,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[309] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52230,7 +52223,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52248,7 +52241,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[310] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52308,7 +52301,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52326,7 +52319,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[311] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52386,7 +52379,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52404,7 +52397,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[312] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52471,7 +52464,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52489,7 +52482,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[313] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52549,7 +52542,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52567,7 +52560,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[314] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52613,7 +52606,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52631,7 +52624,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[315] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52684,7 +52677,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52702,7 +52695,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[316] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52748,7 +52741,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52766,7 +52759,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[317] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52812,7 +52805,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52830,7 +52823,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[318] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52883,7 +52876,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52901,7 +52894,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[319] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52947,7 +52940,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52965,7 +52958,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[320] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53007,7 +53000,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53025,7 +53018,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[321] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53057,7 +53050,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -53080,7 +53073,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[322] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53124,7 +53117,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53142,7 +53135,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[323] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53177,7 +53170,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53195,7 +53188,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[324] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53223,7 +53216,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53241,7 +53234,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[325] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -53273,7 +53266,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -53296,7 +53289,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[326] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53337,7 +53330,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53355,7 +53348,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[327] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53415,7 +53408,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53433,7 +53426,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[328] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53500,7 +53493,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53518,7 +53511,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[329] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53585,7 +53578,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53603,7 +53596,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[330] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53677,7 +53670,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53695,7 +53688,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[331] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53737,7 +53730,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         if (!(cudart_c_enum(x, cudart_enum_CUmulticastGranularity_flags_enum, cudart_member_CUmulticastGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53755,7 +53748,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[332] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53808,7 +53801,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53826,7 +53819,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[333] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53875,7 +53868,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53893,7 +53886,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[334] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53942,7 +53935,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53960,7 +53953,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[335] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54016,7 +54009,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54034,7 +54027,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[336] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54076,7 +54069,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54094,7 +54087,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[337] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54136,7 +54129,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54154,7 +54147,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[338] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54207,7 +54200,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54225,7 +54218,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[339] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54278,7 +54271,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54296,7 +54289,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[340] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54349,7 +54342,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54367,7 +54360,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[341] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54420,7 +54413,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54438,7 +54431,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[342] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54477,7 +54470,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54495,7 +54488,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[343] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54534,7 +54527,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54552,7 +54545,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[344] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54619,7 +54612,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54637,7 +54630,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[345] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54676,7 +54669,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54694,7 +54687,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[346] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54733,7 +54726,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54751,7 +54744,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[347] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54786,7 +54779,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54804,7 +54797,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[348] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
         cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54846,7 +54839,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54864,7 +54857,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[349] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
         cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54896,7 +54889,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -54919,7 +54912,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[350] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54953,7 +54946,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
@@ -54976,7 +54969,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[351] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55013,7 +55006,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55031,7 +55024,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[352] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55063,7 +55056,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55081,7 +55074,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[353] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[353]) &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55116,7 +55109,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55134,7 +55127,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[354] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[354]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55172,7 +55165,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55190,7 +55183,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[355] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[355]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55231,7 +55224,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55249,7 +55242,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[356] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[356]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55284,7 +55277,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55302,7 +55295,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[357] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[357]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55337,7 +55330,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55355,7 +55348,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[358] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[358]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55390,7 +55383,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55408,7 +55401,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[359] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[359]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55443,7 +55436,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55461,7 +55454,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[360] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[360]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55496,7 +55489,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55514,7 +55507,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[361] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[361]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55546,7 +55539,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55564,7 +55557,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[362] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[362]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55596,7 +55589,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55614,7 +55607,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[363] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[363]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55674,7 +55667,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55692,7 +55685,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[364] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[364]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55752,7 +55745,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55770,7 +55763,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[365] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[365]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55816,7 +55809,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55834,7 +55827,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[366] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[366]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55887,7 +55880,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55905,7 +55898,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[367] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[367]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55958,7 +55951,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55976,7 +55969,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[368] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[368]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56029,7 +56022,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56047,7 +56040,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[369] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[369]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56100,7 +56093,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56118,7 +56111,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[370] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[370]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56171,7 +56164,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56189,7 +56182,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[371] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[371]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56242,7 +56235,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56260,7 +56253,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[372] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[372]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56313,7 +56306,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56331,7 +56324,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[373] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[373]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56384,7 +56377,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56402,7 +56395,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[374] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[374]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56434,7 +56427,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56452,7 +56445,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[375] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[375]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56491,7 +56484,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56509,7 +56502,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[376] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[376]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56551,7 +56544,7 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_CUtensorMapAllocClass_enum, cudart_member_CUtensorMapAllocClass_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56569,7 +56562,7 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[377] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[377]) &&
         cudart_c_report("cuTensorMapSetAllocationClass", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56601,7 +56594,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56619,7 +56612,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[378] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[378]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56658,7 +56651,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56676,7 +56669,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[379] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[379]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56715,7 +56708,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56733,7 +56726,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[380] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[380]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -56786,7 +56779,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -56804,7 +56797,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[381] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[381]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -58083,10 +58076,12 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        CUDART_STORE_RELAXED(cudart_checked_reports[i],
+                             (char)(PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL));
         Py_INCREF(ref);
-        CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        PyObject *fn = CUDART_REPLACE(*cudart_checked_references[i], ref) < 0
+                           ? NULL
+                           : cudart_checked_new(cudart_checked_calls[i]);
         if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
@@ -58683,13 +58678,45 @@ static PyMethodDef cudart_support_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Multi-phase init (PEP 489): the module is made by CPython and filled here. Its state is
+ * the file's static variables (the slots, the caches), shared by every module object made
+ * from this file, hence one interpreter only; and nothing in it relies on the GIL
+ * (_cthreads.h), so a free-threaded interpreter keeps the GIL off when it imports it. */
+static int cudart_exec(PyObject *module)
+{
+    /* Once per process: a module made again from this file (a re-import) shares it. */
+    static int ready;
+    if (cudart_main_interpreter_only("cudart._fast_driver_13050") < 0)
+        return -1;
+    if (!CUDART_LOAD_ACQUIRE(ready)) {
+        cudart_slots = cudart_slot_table;
+        cudart_slot_names = cudart_slot_name_table;
+        cudart_slot_count = cudart_slot_count_;
+        cudart_function_defs = cudart_methods;
+        if (cudart_init_support() < 0)
+            return -1;
+        CUDART_STORE_RELEASE(ready, 1);
+    }
+    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13050) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot cudart_module_slots[] = {
+    {Py_mod_exec, (void *)cudart_exec},
+    CUDART_MODULE_THREAD_SLOTS
+    {0, NULL},
+};
+
 static struct PyModuleDef cudart_module = {
     PyModuleDef_HEAD_INIT,
     "cudart._fast_driver_13050",
     "The compiled backend of cudart.driver_13050 (generated).",
-    -1,
+    0,
     cudart_support_methods,
-    NULL,
+    cudart_module_slots,
     NULL,
     NULL,
     NULL,
@@ -58697,20 +58724,5 @@ static struct PyModuleDef cudart_module = {
 
 PyMODINIT_FUNC PyInit__fast_driver_13050(void)
 {
-    cudart_slots = cudart_slot_table;
-    cudart_slot_names = cudart_slot_name_table;
-    cudart_slot_count = cudart_slot_count_;
-    cudart_function_defs = cudart_methods;
-    if (cudart_init_support() < 0)
-        return NULL;
-    PyObject *module = PyModule_Create(&cudart_module);
-    if (!module)
-        return NULL;
-    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13050) < 0 ||
-        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&cudart_module);
 }

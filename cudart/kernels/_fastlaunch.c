@@ -29,12 +29,21 @@
  * the slots and the configuration as they were. A nonzero status goes to
  * `fail(status)`, which raises the CudaError.
  *
- * Hand-written, version-independent; limited API of 3.11 (one build serves later
- * Pythons). Slots are written as the host's bytes: little-endian hosts only.
+ * Hand-written, version-independent; limited API of 3.11 where the interpreter has a
+ * GIL (one build serves later Pythons), the full API where it has none (../_capi.h).
+ * Slots are written as the host's bytes: little-endian hosts only.
+ *
+ * Threads (issue 25): the Launcher's primed state is read and replaced under its
+ * critical section (../_cthreads.h; the GIL's work where there is one): a launch takes
+ * its own reference to the state it converts for, so another thread's prime() or
+ * prime(None) (Function.close) never frees it under the launch. The critical section is
+ * suspended while Python code runs inside a conversion and around the call (the GIL is
+ * released there): the generation check and the state's reference cover those windows,
+ * as they cover a prime from the same thread. Only the owner thread's launches write the
+ * shared slots and configuration (Function claims one owner; others take the Python
+ * path with slots of their own).
  */
-#define Py_LIMITED_API 0x030B0000
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_capi.h"
 
 #include <limits.h>
 #include <math.h>
@@ -154,14 +163,36 @@ static State *state_of(PyObject *capsule)
     return PyCapsule_GetPointer(capsule, "cudart.kernels._fastlaunch.State");
 }
 
+/* What unprime() took out, released after the critical section: a release may run Python
+ * code (a finalizer), which must not find the Launcher half changed or the section held. */
+typedef struct {
+    PyObject *refs[KEY_LEN + 1];
+} Dropped;
+
+static void unprime_into(Launcher *self, Dropped *dropped)
+{
+    CUDART_STORE_RELAXED(self->primed, 0);
+    self->generation++;
+    for (int i = 0; i < KEY_LEN; i++) {
+        dropped->refs[i] = self->key[i];
+        self->key[i] = NULL;
+    }
+    dropped->refs[KEY_LEN] = self->state;
+    self->state = NULL;
+    self->st = NULL;
+}
+
+static void release_dropped(Dropped *dropped)
+{
+    for (int i = 0; i <= KEY_LEN; i++)
+        Py_XDECREF(dropped->refs[i]);
+}
+
 static void unprime(Launcher *self)
 {
-    self->primed = 0;
-    self->generation++;
-    for (int i = 0; i < KEY_LEN; i++)
-        Py_CLEAR(self->key[i]);
-    Py_CLEAR(self->state);
-    self->st = NULL;
+    Dropped dropped;
+    unprime_into(self, &dropped);
+    release_dropped(&dropped);
 }
 
 static int read_slot(PyObject *desc, Slot *slot)
@@ -273,8 +304,12 @@ PyDoc_STRVAR(prime_doc,
 static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
 {
     Launcher *self = (Launcher *)op;
+    Dropped dropped;
     if (nargs == 1 && args[0] == Py_None) {
-        unprime(self);
+        CUDART_BEGIN_CRITICAL(op);
+        unprime_into(self, &dropped);
+        CUDART_END_CRITICAL();
+        release_dropped(&dropped);
         Py_RETURN_NONE;
     }
     if (nargs != 4 && nargs != 5) {
@@ -293,7 +328,8 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
     PyObject *state = new_state(args[1], argv, slots);
     if (!state)
         return NULL;
-    unprime(self);
+    CUDART_BEGIN_CRITICAL(op);
+    unprime_into(self, &dropped);
     for (int i = 0; i < KEY_LEN; i++)
         self->key[i] = Py_NewRef(PyTuple_GetItem(key, i));
     if (nargs == 5)
@@ -301,7 +337,9 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
     self->state = state;
     self->st = state_of(state);
     self->owner = PyThread_get_thread_ident();
-    self->primed = 1;
+    CUDART_STORE_RELAXED(self->primed, 1);
+    CUDART_END_CRITICAL();
+    release_dropped(&dropped);
     Py_RETURN_NONE;
 }
 
@@ -311,7 +349,7 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
 static PyObject *launch_slow(Launcher *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
-    self->fallbacks++;
+    CUDART_ADD_RELAXED(self->fallbacks, 1);
     PyObject *tuple = PyTuple_New(nargs);
     if (!tuple)
         return NULL;
@@ -636,15 +674,27 @@ PyDoc_STRVAR(
     "are of the kinds of the previous one's, from the same thread, without a Python\n"
     "frame; anything else takes the Python path.)");
 
-static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
-                                 PyObject *kwnames)
+/* What a launch C serves calls, read under the critical section. */
+typedef struct {
+    launch_kernel_ex_c call;
+    const void *config, *func;
+    void **argv;
+    int release_gil;
+    PyObject *state;             /* held until the call returns */
+    PyObject *replaced[KEY_LEN]; /* the keys this launch replaced, released after */
+} Prepared;
+
+/* Convert, pack and configure a launch the C path serves: 0, with `p` ready to call, or
+ * -1 where the Python path must take it (nothing written). Called in the Launcher's
+ * critical section. */
+static int prepare(Launcher *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                   Prepared *p)
 {
-    Launcher *self = (Launcher *)op;
     if (!self->primed || self->busy || PyThread_get_thread_ident() != self->owner)
-        goto slow;
+        return -1;
     State *st = self->st;
     if (nargs != st->nslots + 2)
-        goto slow;
+        return -1;
     PyObject *given[KEY_LEN] = {args[0], args[1], int_zero, Py_None, Py_False, NULL};
     if (kwnames) {
         Py_ssize_t nkw = PyTuple_Size(kwnames);
@@ -658,7 +708,7 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
             else if (name == str_cooperative)
                 given[KEY_COOPERATIVE] = args[nargs + i];
             else
-                goto slow;
+                return -1;
         }
     }
     given[KEY_STREAM_CLASS] = (PyObject *)Py_TYPE(given[KEY_STREAM]);
@@ -670,8 +720,9 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
         changed |= 1 << KEY_STREAM; /* the same object destroyed since, say: convert it */
 
     /* Python code may run from here (a NumPy scalar's int, a property, a converter, a
-     * stream's __cuda_stream__): it may prime this Launcher again, whose state this
-     * launch holds meanwhile; a launch from that code takes the Python path. */
+     * stream's __cuda_stream__): it may prime this Launcher again (this thread, or
+     * another while the critical section is suspended), whose state this launch holds
+     * meanwhile; a launch from that code takes the Python path. */
     PyObject *state = Py_NewRef(self->state);
     unsigned long long generation = self->generation;
     Geometry g;
@@ -680,46 +731,62 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
     self->busy = 0;
     if (!ok || generation != self->generation) {
         Py_DECREF(state);
-        goto slow;
+        return -1;
     }
     /* From here no Python code runs until the call. */
     for (Py_ssize_t i = 0; i < st->nslots; i++)
         memcpy(st->slots[i].addr, st->scratch + st->slots[i].scratch,
                (size_t)st->slots[i].size);
-    PyObject *replaced[KEY_LEN] = {NULL};
+    for (int i = 0; i < KEY_LEN; i++)
+        p->replaced[i] = NULL;
     if (changed) {
         configure(self, changed, &g);
         for (int i = 0; i < KEY_LEN; i++) {
             if (changed & (1 << i)) {
-                replaced[i] = self->key[i];
+                p->replaced[i] = self->key[i];
                 self->key[i] = Py_NewRef(given[i]);
             }
         }
     }
-    self->launches++;
+    CUDART_ADD_RELAXED(self->launches, 1);
 
-    /* Read before the GIL is released: another thread may prime or clear this
-     * Launcher meanwhile. The slots stay alive with the state's Signature. */
-    launch_kernel_ex_c call = self->call;
-    const void *config = self->config_addr, *func = *self->func_addr;
-    void **argv = st->argv;
+    /* Read before the critical section ends and the GIL is released: another thread may
+     * prime or clear this Launcher meanwhile. The slots stay alive with the state's
+     * Signature. */
+    p->call = self->call;
+    p->config = self->config_addr;
+    p->func = *self->func_addr;
+    p->argv = st->argv;
+    p->release_gil = self->release_gil;
+    p->state = state;
+    return 0;
+}
+
+static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
+{
+    Launcher *self = (Launcher *)op;
+    Prepared p;
+    int ready;
+    CUDART_BEGIN_CRITICAL(op);
+    ready = prepare(self, args, nargs, kwnames, &p);
+    CUDART_END_CRITICAL();
+    if (ready < 0)
+        return launch_slow(self, args, nargs, kwnames);
     int status;
-    if (self->release_gil) {
+    if (p.release_gil) {
         Py_BEGIN_ALLOW_THREADS
-        status = call(config, func, argv);
+        status = p.call(p.config, p.func, p.argv);
         Py_END_ALLOW_THREADS
     } else {
-        status = call(config, func, argv);
+        status = p.call(p.config, p.func, p.argv);
     }
-    Py_DECREF(state);
+    Py_DECREF(p.state);
     for (int i = 0; i < KEY_LEN; i++)
-        Py_XDECREF(replaced[i]);
+        Py_XDECREF(p.replaced[i]);
     if (status == 0)
         Py_RETURN_NONE;
     return PyObject_CallFunction(self->fail, "i", status);
-
-slow:
-    return launch_slow(self, args, nargs, kwnames);
 }
 
 /* -- the type */
@@ -836,13 +903,13 @@ static void Launcher_dealloc(PyObject *op)
 static PyObject *Launcher_get_primed(PyObject *op, void *closure)
 {
     (void)closure;
-    return PyBool_FromLong(((Launcher *)op)->primed);
+    return PyBool_FromLong(CUDART_LOAD_RELAXED(((Launcher *)op)->primed));
 }
 
 static PyObject *Launcher_get_release_gil(PyObject *op, void *closure)
 {
     (void)closure;
-    return PyBool_FromLong(((Launcher *)op)->release_gil);
+    return PyBool_FromLong(CUDART_LOAD_RELAXED(((Launcher *)op)->release_gil));
 }
 
 static int Launcher_set_release_gil(PyObject *op, PyObject *value, void *closure)
@@ -854,7 +921,7 @@ static int Launcher_set_release_gil(PyObject *op, PyObject *value, void *closure
             PyErr_SetString(PyExc_TypeError, "release_gil cannot be deleted");
         return -1;
     }
-    ((Launcher *)op)->release_gil = flag;
+    CUDART_STORE_RELAXED(((Launcher *)op)->release_gil, flag);
     return 0;
 }
 
@@ -877,22 +944,27 @@ static PyObject *Launcher_get_key(PyObject *op, void *closure)
 {
     (void)closure;
     Launcher *self = (Launcher *)op;
-    if (!self->primed)
-        Py_RETURN_NONE;
-    return PyTuple_Pack(KEY_LEN, self->key[0], self->key[1], self->key[2], self->key[3],
-                        self->key[4], self->key[5]);
+    PyObject *key = NULL;
+    CUDART_BEGIN_CRITICAL(op);
+    if (self->primed)
+        key = PyTuple_Pack(KEY_LEN, self->key[0], self->key[1], self->key[2], self->key[3],
+                           self->key[4], self->key[5]);
+    else
+        key = Py_NewRef(Py_None);
+    CUDART_END_CRITICAL();
+    return key;
 }
 
 static PyObject *Launcher_get_launches(PyObject *op, void *closure)
 {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((Launcher *)op)->launches);
+    return PyLong_FromUnsignedLongLong(CUDART_LOAD_RELAXED(((Launcher *)op)->launches));
 }
 
 static PyObject *Launcher_get_fallbacks(PyObject *op, void *closure)
 {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(((Launcher *)op)->fallbacks);
+    return PyLong_FromUnsignedLongLong(CUDART_LOAD_RELAXED(((Launcher *)op)->fallbacks));
 }
 
 static PyGetSetDef Launcher_getset[] = {
@@ -944,44 +1016,61 @@ static PyType_Spec Launcher_spec = {
     .slots = Launcher_slots,
 };
 
+/* Multi-phase init (PEP 489); the state is the file's statics (one interpreter), none of
+ * which relies on the GIL: a free-threaded interpreter keeps it off (../_cthreads.h). */
+static int fastlaunch_exec(PyObject *module)
+{
+    static int ready; /* the statics, once per process (a re-import shares them) */
+    if (cudart_main_interpreter_only("cudart.kernels._fastlaunch") < 0)
+        return -1;
+    if (!CUDART_LOAD_ACQUIRE(ready)) {
+        str_shared_mem = PyUnicode_InternFromString("shared_mem");
+        str_stream = PyUnicode_InternFromString("stream");
+        str_cooperative = PyUnicode_InternFromString("cooperative");
+        str_array_interface = PyUnicode_InternFromString("__cuda_array_interface__");
+        str_data = PyUnicode_InternFromString("data");
+        str_dict = PyUnicode_InternFromString("__dict__");
+        str_released = PyUnicode_InternFromString("_released_");
+        str_parameter = PyUnicode_InternFromString("_as_parameter_");
+        str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
+        int_zero = PyLong_FromLong(0);
+        if (!str_shared_mem || !str_stream || !str_cooperative || !int_zero ||
+            !str_array_interface || !str_data || !str_dict || !str_released || !str_parameter ||
+            !str_cuda_stream)
+            return -1;
+        PyObject *ctypes = PyImport_ImportModule("ctypes");
+        if (!ctypes)
+            return -1;
+        c_void_p_type = (PyTypeObject *)PyObject_GetAttrString(ctypes, "c_void_p");
+        addressof = PyObject_GetAttrString(ctypes, "addressof");
+        Py_DECREF(ctypes);
+        if (!c_void_p_type || !addressof)
+            return -1;
+        CUDART_STORE_RELEASE(ready, 1);
+    }
+    PyObject *type = PyType_FromSpec(&Launcher_spec);
+    if (!type || PyModule_AddObject(module, "Launcher", type) < 0) {
+        Py_XDECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+static PyModuleDef_Slot fastlaunch_slots[] = {
+    {Py_mod_exec, (void *)fastlaunch_exec},
+    CUDART_MODULE_THREAD_SLOTS
+    {0, NULL},
+};
+
 static struct PyModuleDef fastlaunch_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "cudart.kernels._fastlaunch",
     .m_doc = "Function.launch in C (issues 13, 23).",
-    .m_size = -1,
+    .m_size = 0,
+    .m_slots = fastlaunch_slots,
 };
 
 PyMODINIT_FUNC PyInit__fastlaunch(void)
 {
-    str_shared_mem = PyUnicode_InternFromString("shared_mem");
-    str_stream = PyUnicode_InternFromString("stream");
-    str_cooperative = PyUnicode_InternFromString("cooperative");
-    str_array_interface = PyUnicode_InternFromString("__cuda_array_interface__");
-    str_data = PyUnicode_InternFromString("data");
-    str_dict = PyUnicode_InternFromString("__dict__");
-    str_released = PyUnicode_InternFromString("_released_");
-    str_parameter = PyUnicode_InternFromString("_as_parameter_");
-    str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
-    int_zero = PyLong_FromLong(0);
-    if (!str_shared_mem || !str_stream || !str_cooperative || !int_zero || !str_array_interface ||
-        !str_data || !str_dict || !str_released || !str_parameter || !str_cuda_stream)
-        return NULL;
-    PyObject *ctypes = PyImport_ImportModule("ctypes");
-    if (!ctypes)
-        return NULL;
-    c_void_p_type = (PyTypeObject *)PyObject_GetAttrString(ctypes, "c_void_p");
-    addressof = PyObject_GetAttrString(ctypes, "addressof");
-    Py_DECREF(ctypes);
-    if (!c_void_p_type || !addressof)
-        return NULL;
-    PyObject *module = PyModule_Create(&fastlaunch_module);
-    if (!module)
-        return NULL;
-    PyObject *type = PyType_FromSpec(&Launcher_spec);
-    if (!type || PyModule_AddObject(module, "Launcher", type) < 0) {
-        Py_XDECREF(type);
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&fastlaunch_module);
 }

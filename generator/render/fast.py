@@ -1,14 +1,16 @@
 """The compiled view: model -> generated/_fast_<version>.c through templates/fast_module.c.j2.
 
-The second backend of the raw layer (issue 13): a CPython extension (limited API 3.11,
-METH_FASTCALL) with one function per raw function, same names and arguments, calling
-the symbol cudart._backend resolves with dlsym in the libcudart the loader chose. The
-conversions themselves are cudart/_fastcall.h, written once; this view only says, per
-parameter, which conversion and which C type: one Converter per kind of C type
-(ARGUMENTS, and RESULTS for what comes back), which the template calls. The numbers
-both sides agree on are cudart/_fastproto.py's, asserted in the C at compile time
-(FastView.protocol). The call recorder of the tests is compiled only where
-CUDART_FAST_TEST_HOOKS is defined (tests/support/fast_support.py), never in the users' build.
+The second backend of the raw layer (issue 13): a CPython extension (limited API 3.11
+with a GIL, the full API on a free-threaded Python: cudart/_capi.h; multi-phase init,
+GIL-free: cudart/_cthreads.h; METH_FASTCALL) with one function per raw function, same
+names and arguments, calling the symbol cudart._backend resolves with dlsym in the
+libcudart the loader chose. The conversions themselves are cudart/_fastcall.h, written
+once; this view only says, per parameter, which conversion and which C type: one
+Converter per kind of C type (ARGUMENTS, and RESULTS for what comes back), which the
+template calls. The numbers both sides agree on are cudart/_fastproto.py's, asserted in
+the C at compile time (FastView.protocol). The call recorder of the tests is compiled
+only where CUDART_FAST_TEST_HOOKS is defined (tests/support/fast_support.py), never in
+the users' build.
 
 Every function is called through a pointer typed twice over:
   * built for users (the sdist, `make setup`), by the model's own ABI prototype: the

@@ -15,6 +15,7 @@ import ctypes
 import functools
 import gc
 import inspect
+import itertools
 import random
 import struct
 import subprocess
@@ -73,6 +74,17 @@ int fake_launch_own(const void *c, const void *f, void **a) {
     int later = *(const volatile int *)a[0];
     __atomic_add_fetch(&own_calls, 1, __ATOMIC_RELAXED);
     if (at_call != expected || later != expected)
+        __atomic_add_fetch(&own_mismatches, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+/* The same check without the pause, and the grid's x (set as the thread's value too),
+   for launches by the thousand. */
+int fake_launch_tagged(const void *c, const void *f, void **a) {
+    (void)f;
+    unsigned grid_x;
+    memcpy(&grid_x, c, sizeof grid_x);
+    __atomic_add_fetch(&own_calls, 1, __ATOMIC_RELAXED);
+    if (*(const volatile int *)a[0] != expected || (int)grid_x != expected)
         __atomic_add_fetch(&own_mismatches, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -517,6 +529,67 @@ def test_first_launches_from_many_threads_keep_their_arguments(fake, fast):
     assert mismatches == 0, f"{mismatches} of {calls} launches ran with another thread's arguments"
     idents = {worker.ident for worker in workers}
     assert all(fn._owner in idents for fn in fns)
+
+
+def test_a_function_closed_by_another_thread_while_it_launches(fake):
+    """The owner launches each Function through C, with a new grid and value each time,
+    until another thread closes it (its module unloaded: Function._invalidate clears
+    the C launcher, prime(None)) and reads its key meanwhile: every launch that
+    reached the driver ran with its own arguments and grid, every later one raises
+    that the module is closed, nothing crashes. Without a GIL, the clear once freed the
+    launcher's state and keys under a launch (issue 25: the launcher's critical
+    section); the suite runs this under 3.13t too."""
+    counts = (
+        ctypes.c_long.in_dll(fake.lib, "own_calls"),
+        ctypes.c_long.in_dll(fake.lib, "own_mismatches"),
+    )
+    for count in counts:
+        count.value = 0
+    functions = 600
+    fns = [function(fake, True, sizes=(4,), entry="fake_launch_tagged") for _ in range(functions)]
+    primed = [threading.Event() for _ in fns]
+    closed = [threading.Event() for _ in fns]
+    failures, launched = [], [0]
+    draw = random.Random(25).random
+
+    def closer():
+        try:
+            for fn, ready, done in zip(fns, primed, closed, strict=True):
+                ready.wait()
+                deadline = time.perf_counter() + draw() * 3e-4
+                while time.perf_counter() < deadline:
+                    key = fn._fast.key
+                    assert key is None or len(key) == 6
+                fn._invalidate()
+                done.set()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    other = threading.Thread(target=closer)
+    other.start()
+    try:
+        for fn, ready, done in zip(fns, primed, closed, strict=True):
+            for i in itertools.count():
+                value = 1 + i % 7
+                fake.lib.fake_expect(value)
+                after_close = done.is_set()
+                try:
+                    fn.launch(value, 32, value)
+                except ValueError as exc:
+                    assert "module is closed" in str(exc)
+                    break
+                assert not after_close, "a launch after the close reached the driver"
+                launched[0] += 1
+                if i == 2:
+                    ready.set()  # primed: C serves the next ones
+    finally:
+        for ready in primed:
+            ready.set()
+        other.join()
+    assert not failures, failures
+    calls, mismatches = (count.value for count in counts)
+    assert (calls, mismatches) == (launched[0], 0)
+    assert sum(fn._fast.launches for fn in fns) > functions  # C served most of them
 
 
 def test_status_close_and_gil(fake):

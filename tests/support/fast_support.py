@@ -41,8 +41,12 @@ def fast_module(cuda_version: int):
 
 def extension(name: str):
     """The compiled extension `name`, imported; skips where it cannot be built here (no
-    compiler), fails where it could be and is not."""
+    compiler), fails where it could be and is not. A free-threaded interpreter takes its
+    own build only, as the loader does (cudart._backend: an abi3 one would crash it)."""
+    from cudart._backend import refuse_foreign_build
+
     try:
+        refuse_foreign_build(name)
         return importlib.import_module(name)
     except ImportError:
         if compiler() is None:
@@ -83,8 +87,8 @@ def recording_module(cuda_version: int, surface: str = "runtime"):
     loader = importlib.machinery.ExtensionFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     assert spec is not None
-    # A single-phase extension is created into sys.modules[name] (the module there, if
-    # any, filled): the users' build is set aside meanwhile, and stays what `import` gives.
+    # The users' build is set aside meanwhile, and stays what `import` gives (a
+    # multi-phase module is made apart, but its exec may import the package's modules).
     before = sys.modules.pop(name, None)
     try:
         module = importlib.util.module_from_spec(spec)

@@ -37,9 +37,14 @@ def version_keys() -> list[str]:
 
 
 def run_python(
-    code: str, env: dict[str, str] | None = None, python: str = sys.executable, check: bool = True
+    code: str,
+    env: dict[str, str] | None = None,
+    python: str = sys.executable,
+    check: bool = True,
+    cwd: Path = REPO,
 ) -> subprocess.CompletedProcess:
-    """Run code in a fresh interpreter that imports this checkout's packages."""
+    """Run code in a fresh interpreter that imports this checkout's packages (`cwd`, the
+    first place `-c` code imports from, is the checkout unless said otherwise)."""
     # The backend switch is the suite's own (`make test-ctypes` runs the backend's tests
     # on ctypes); every other CUDART_ setting is the test's to give.
     full_env = {
@@ -50,7 +55,7 @@ def run_python(
     full_env["PYTHONPATH"] = str(REPO)
     full_env.update(env or {})
     proc = subprocess.run(
-        [python, "-c", code], capture_output=True, text=True, env=full_env, cwd=REPO
+        [python, "-c", code], capture_output=True, text=True, env=full_env, cwd=cwd
     )
     if check and proc.returncode != 0:
         raise AssertionError(
