@@ -8,15 +8,8 @@
  * says how it is made, cudart/_fastcall.h what each conversion takes). 339 functions,
  * each bound by cudart._backend with dlsym in the libcudart the loader chose.
  */
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x030B0000
-#endif
-#define PY_SSIZE_T_CLEAN
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#include <Python.h>
-#pragma GCC diagnostic pop
+/* Python.h on the limited API with a GIL, the full API without (_capi.h says why). */
+#include "_capi.h"
 #include <stddef.h>
 
 /* The raw module whose record classes the functions' records are (_fastcall.h). */
@@ -1836,7 +1829,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetInfo");
         goto done;
@@ -1888,7 +1881,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
         goto done;
@@ -1942,7 +1935,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetPlane");
         goto done;
@@ -1989,7 +1982,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
         goto done;
@@ -2040,7 +2033,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaChooseDevice");
         goto done;
@@ -2091,7 +2084,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaCreateChannelDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateChannelDesc");
         goto done;
@@ -2142,7 +2135,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateSurfaceObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateSurfaceObject");
         goto done;
@@ -2203,7 +2196,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateTextureObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCreateTextureObject");
         goto done;
@@ -2242,7 +2235,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     if (cudart_arity("cudaCtxResetPersistingL2Cache", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaCtxResetPersistingL2Cache");
         goto done;
@@ -2281,7 +2274,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
         goto done;
@@ -2321,7 +2314,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
         goto done;
@@ -2357,7 +2350,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroySurfaceObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroySurfaceObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroySurfaceObject");
         goto done;
@@ -2392,7 +2385,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroyTextureObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyTextureObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyTextureObject");
         goto done;
@@ -2443,7 +2436,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceCanAccessPeer");
         goto done;
@@ -2481,7 +2474,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceDisablePeerAccess");
         goto done;
@@ -2519,7 +2512,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceEnablePeerAccess");
         goto done;
@@ -2557,7 +2550,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceFlushGPUDirectRDMAWrites");
         goto done;
@@ -2608,7 +2601,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetAttribute");
         goto done;
@@ -2660,7 +2653,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
         goto done;
@@ -2709,7 +2702,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetCacheConfig");
         goto done;
@@ -2760,7 +2753,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
         goto done;
@@ -2808,7 +2801,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
         goto done;
@@ -2866,7 +2859,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetHostAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetHostAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
         goto done;
@@ -2918,7 +2911,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetLimit");
         goto done;
@@ -2969,7 +2962,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetMemPool");
         goto done;
@@ -3017,7 +3010,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
         goto done;
@@ -3078,7 +3071,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetP2PAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
         goto done;
@@ -3136,7 +3129,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
         goto done;
@@ -3184,7 +3177,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
         goto done;
@@ -3230,7 +3223,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
         goto done;
@@ -3284,7 +3277,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
         goto done;
@@ -3340,7 +3333,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
         goto done;
@@ -3379,7 +3372,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGraphMemTrim");
         goto done;
@@ -3435,7 +3428,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
         goto done;
@@ -3473,7 +3466,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     if (cudart_arity("cudaDeviceReset", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceReset");
         goto done;
@@ -3508,7 +3501,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetCacheConfig");
         goto done;
@@ -3553,7 +3546,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
         goto done;
@@ -3592,7 +3585,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetLimit");
         goto done;
@@ -3634,7 +3627,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
         goto done;
@@ -3670,7 +3663,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetSharedMemConfig");
         goto done;
@@ -3703,7 +3696,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     if (cudart_arity("cudaDeviceSynchronize", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSynchronize");
         goto done;
@@ -3745,7 +3738,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
         goto done;
@@ -3791,7 +3784,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDriverGetVersion");
         goto done;
@@ -3852,7 +3845,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerAcquireFrame]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
         goto done;
@@ -3906,7 +3899,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
         goto done;
@@ -3962,7 +3955,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
         goto done;
@@ -4011,7 +4004,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
         goto done;
@@ -4069,7 +4062,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
         goto done;
@@ -4129,7 +4122,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerConnect");
         goto done;
@@ -4178,7 +4171,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
         goto done;
@@ -4235,7 +4228,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
         goto done;
@@ -4294,7 +4287,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
         goto done;
@@ -4344,7 +4337,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreate");
         goto done;
@@ -4399,7 +4392,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateFromEGLSync");
         goto done;
@@ -4451,7 +4444,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventCreateWithFlags");
         goto done;
@@ -4493,7 +4486,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
         goto done;
@@ -4547,7 +4540,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventElapsedTime");
         goto done;
@@ -4591,7 +4584,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
         goto done;
@@ -4635,7 +4628,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
         goto done;
@@ -4683,7 +4676,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
         goto done;
@@ -4724,7 +4717,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
         goto done;
@@ -4778,7 +4771,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
         goto done;
@@ -4836,7 +4829,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
         goto done;
@@ -4880,7 +4873,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
         goto done;
@@ -4920,7 +4913,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
         goto done;
@@ -4964,7 +4957,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
         goto done;
@@ -5005,7 +4998,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
         goto done;
@@ -5045,7 +5038,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
         goto done;
@@ -5089,7 +5082,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
         goto done;
@@ -5140,7 +5133,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetName");
         goto done;
@@ -5202,7 +5195,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetParamInfo");
         goto done;
@@ -5252,7 +5245,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
         goto done;
@@ -5295,7 +5288,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
         goto done;
@@ -5338,7 +5331,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
         goto done;
@@ -5396,7 +5389,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLGetDevices];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLGetDevices]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLGetDevices");
         goto done;
@@ -5448,7 +5441,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObject");
         goto done;
@@ -5503,7 +5496,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
         goto done;
@@ -5542,7 +5535,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLRegisterBufferObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLRegisterBufferObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLRegisterBufferObject");
         goto done;
@@ -5580,7 +5573,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLSetBufferObjectMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLSetBufferObjectMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLSetBufferObjectMapFlags");
         goto done;
@@ -5615,7 +5608,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLSetGLDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLSetGLDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLSetGLDevice");
         goto done;
@@ -5650,7 +5643,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObject");
         goto done;
@@ -5692,7 +5685,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
         goto done;
@@ -5728,7 +5721,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGLUnregisterBufferObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnregisterBufferObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnregisterBufferObject");
         goto done;
@@ -5771,7 +5764,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
         goto done;
@@ -5818,7 +5811,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDevice");
         goto done;
@@ -5864,7 +5857,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceCount");
         goto done;
@@ -5912,7 +5905,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceFlags");
         goto done;
@@ -5957,7 +5950,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
         goto done;
@@ -6016,7 +6009,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPoint");
         goto done;
@@ -6082,7 +6075,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
         goto done;
@@ -6122,7 +6115,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetErrorName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetErrorName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetErrorName");
         goto done;
@@ -6155,7 +6148,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetErrorString];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetErrorString]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetErrorString");
         goto done;
@@ -6202,7 +6195,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetExportTable");
         goto done;
@@ -6255,7 +6248,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetFuncBySymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetFuncBySymbol");
         goto done;
@@ -6308,7 +6301,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetKernel");
         goto done;
@@ -6345,7 +6338,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     if (cudart_arity("cudaGetLastError", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetLastError];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetLastError]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetLastError");
         goto done;
@@ -6395,7 +6388,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
         goto done;
@@ -6441,7 +6434,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
         goto done;
@@ -6491,7 +6484,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolAddress");
         goto done;
@@ -6544,7 +6537,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSymbolSize");
         goto done;
@@ -6590,7 +6583,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
         goto done;
@@ -6633,7 +6626,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
         goto done;
@@ -6676,7 +6669,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
         goto done;
@@ -6739,7 +6732,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddChildGraphNode");
         goto done;
@@ -6807,7 +6800,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddDependencies");
         goto done;
@@ -6871,7 +6864,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEmptyNode");
         goto done;
@@ -6938,7 +6931,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventRecordNode");
         goto done;
@@ -7006,7 +6999,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddEventWaitNode");
         goto done;
@@ -7074,7 +7067,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
         goto done;
@@ -7142,7 +7135,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
         goto done;
@@ -7210,7 +7203,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddHostNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddHostNode");
         goto done;
@@ -7278,7 +7271,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddKernelNode");
         goto done;
@@ -7346,7 +7339,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemAllocNode");
         goto done;
@@ -7414,7 +7407,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemFreeNode");
         goto done;
@@ -7482,7 +7475,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode");
         goto done;
@@ -7560,7 +7553,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
         goto done;
@@ -7642,7 +7635,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
         goto done;
@@ -7724,7 +7717,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
         goto done;
@@ -7793,7 +7786,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddMemsetNode");
         goto done;
@@ -7865,7 +7858,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphAddNode");
         goto done;
@@ -7921,7 +7914,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
         goto done;
@@ -7974,7 +7967,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphClone");
         goto done;
@@ -8033,7 +8026,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
         goto done;
@@ -8085,7 +8078,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphCreate");
         goto done;
@@ -8134,7 +8127,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
         goto done;
@@ -8175,7 +8168,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
         goto done;
@@ -8215,7 +8208,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
         goto done;
@@ -8265,7 +8258,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
         goto done;
@@ -8312,7 +8305,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
         goto done;
@@ -8363,7 +8356,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
         goto done;
@@ -8410,7 +8403,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
         goto done;
@@ -8459,7 +8452,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
         goto done;
@@ -8501,7 +8494,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
         goto done;
@@ -8549,7 +8542,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
         goto done;
@@ -8599,7 +8592,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
         goto done;
@@ -8649,7 +8642,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -8699,7 +8692,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -8751,7 +8744,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecGetFlags");
         goto done;
@@ -8802,7 +8795,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
         goto done;
@@ -8852,7 +8845,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
         goto done;
@@ -8902,7 +8895,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
         goto done;
@@ -8962,7 +8955,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
         goto done;
@@ -9026,7 +9019,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
         goto done;
@@ -9090,7 +9083,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
         goto done;
@@ -9141,7 +9134,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
         goto done;
@@ -9191,7 +9184,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
         goto done;
@@ -9241,7 +9234,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
         goto done;
@@ -9287,7 +9280,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
@@ -9332,7 +9325,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -9377,7 +9370,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
@@ -9422,7 +9415,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -9489,7 +9482,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphGetEdges];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetEdges");
         goto done;
@@ -9551,7 +9544,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphGetNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetNodes");
         goto done;
@@ -9611,7 +9604,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphGetRootNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetRootNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphGetRootNodes");
         goto done;
@@ -9659,7 +9652,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
         goto done;
@@ -9704,7 +9697,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
         goto done;
@@ -9758,7 +9751,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiate");
         goto done;
@@ -9814,7 +9807,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
         goto done;
@@ -9871,7 +9864,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphInstantiateWithParams");
         goto done;
@@ -9919,7 +9912,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
         goto done;
@@ -9967,7 +9960,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
         goto done;
@@ -10012,7 +10005,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
         goto done;
@@ -10060,7 +10053,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
         goto done;
@@ -10105,7 +10098,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
         goto done;
@@ -10150,7 +10143,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
         goto done;
@@ -10195,7 +10188,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
         goto done;
@@ -10240,7 +10233,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
         goto done;
@@ -10285,7 +10278,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
         goto done;
@@ -10330,7 +10323,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
         goto done;
@@ -10385,7 +10378,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
         goto done;
@@ -10444,7 +10437,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
         goto done;
@@ -10503,7 +10496,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
         goto done;
@@ -10549,7 +10542,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
         goto done;
@@ -10594,7 +10587,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
         goto done;
@@ -10649,7 +10642,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeFindInClone");
         goto done;
@@ -10713,7 +10706,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependencies");
         goto done;
@@ -10778,7 +10771,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
         goto done;
@@ -10837,7 +10830,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetEnabled");
         goto done;
@@ -10891,7 +10884,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetType");
         goto done;
@@ -10941,7 +10934,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
         goto done;
@@ -10986,7 +10979,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
         goto done;
@@ -11034,7 +11027,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
         goto done;
@@ -11098,7 +11091,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRemoveDependencies");
         goto done;
@@ -11153,7 +11146,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
         goto done;
@@ -11198,7 +11191,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
         goto done;
@@ -11252,7 +11245,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
         goto done;
@@ -11307,7 +11300,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
         goto done;
@@ -11364,7 +11357,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
         goto done;
@@ -11419,7 +11412,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsMapResources");
         goto done;
@@ -11472,7 +11465,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
         goto done;
@@ -11523,7 +11516,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
         goto done;
@@ -11582,7 +11575,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
         goto done;
@@ -11629,7 +11622,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
         goto done;
@@ -11685,7 +11678,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
         goto done;
@@ -11741,7 +11734,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnmapResources");
         goto done;
@@ -11784,7 +11777,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
         goto done;
@@ -11836,7 +11829,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
         goto done;
@@ -11890,7 +11883,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
         goto done;
@@ -11944,7 +11937,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaHostAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostAlloc");
         goto done;
@@ -11999,7 +11992,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetDevicePointer");
         goto done;
@@ -12052,7 +12045,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostGetFlags");
         goto done;
@@ -12101,7 +12094,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
         goto done;
@@ -12141,7 +12134,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
         goto done;
@@ -12191,7 +12184,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalMemory");
         goto done;
@@ -12244,7 +12237,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaImportExternalSemaphore");
         goto done;
@@ -12289,7 +12282,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaInitDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaInitDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaInitDevice");
         goto done;
@@ -12328,7 +12321,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
         goto done;
@@ -12372,7 +12365,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
         goto done;
@@ -12417,7 +12410,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
         goto done;
@@ -12467,7 +12460,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenEventHandle");
         goto done;
@@ -12521,7 +12514,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcOpenMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcOpenMemHandle");
         goto done;
@@ -12572,7 +12565,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
         goto done;
@@ -12635,7 +12628,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernel");
         goto done;
@@ -12687,7 +12680,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
         goto done;
@@ -12752,7 +12745,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernel");
         goto done;
@@ -12810,7 +12803,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernelExC];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernelExC]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchKernelExC");
         goto done;
@@ -12867,7 +12860,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryEnumerateKernels");
         goto done;
@@ -12930,7 +12923,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetGlobal");
         goto done;
@@ -12989,7 +12982,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernel");
         goto done;
@@ -13043,7 +13036,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetKernelCount");
         goto done;
@@ -13106,7 +13099,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetManaged");
         goto done;
@@ -13165,7 +13158,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
         goto done;
@@ -13249,7 +13242,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadData");
         goto done;
@@ -13336,7 +13329,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryLoadFromFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryLoadFromFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryLoadFromFile");
         goto done;
@@ -13383,7 +13376,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
         goto done;
@@ -13432,7 +13425,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsCurrent");
         goto done;
@@ -13487,7 +13480,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsDumpToFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToFile");
         goto done;
@@ -13549,7 +13542,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsDumpToMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsDumpToMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsDumpToMemory");
         goto done;
@@ -13607,7 +13600,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsRegisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsRegisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsRegisterCallback");
         goto done;
@@ -13651,7 +13644,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
         goto done;
@@ -13700,7 +13693,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMalloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc");
         goto done;
@@ -13745,7 +13738,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMalloc3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
         goto done;
@@ -13801,7 +13794,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMalloc3DArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMalloc3DArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3DArray");
         goto done;
@@ -13863,7 +13856,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocArray");
         goto done;
@@ -13919,7 +13912,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocAsync");
         goto done;
@@ -13979,7 +13972,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocFromPoolAsync");
         goto done;
@@ -14032,7 +14025,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocHost");
         goto done;
@@ -14086,7 +14079,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocManaged");
         goto done;
@@ -14147,7 +14140,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocMipmappedArray");
         goto done;
@@ -14208,7 +14201,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMallocPitch");
         goto done;
@@ -14260,7 +14253,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemAdvise]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
         goto done;
@@ -14335,7 +14328,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
         goto done;
@@ -14403,7 +14396,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemDiscardBatchAsync");
         goto done;
@@ -14460,7 +14453,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetDefaultMemPool");
         goto done;
@@ -14515,7 +14508,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetInfo");
         goto done;
@@ -14571,7 +14564,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemGetMemPool");
         goto done;
@@ -14624,7 +14617,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolCreate");
         goto done;
@@ -14667,7 +14660,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
         goto done;
@@ -14711,7 +14704,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
         goto done;
@@ -14762,7 +14755,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
         goto done;
@@ -14817,7 +14810,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAccess");
         goto done;
@@ -14868,7 +14861,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
         goto done;
@@ -14925,7 +14918,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
         goto done;
@@ -14982,7 +14975,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolImportPointer");
         goto done;
@@ -15033,7 +15026,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
         goto done;
@@ -15081,7 +15074,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
         goto done;
@@ -15125,7 +15118,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
         goto done;
@@ -15178,7 +15171,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
         goto done;
@@ -15254,7 +15247,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
         goto done;
@@ -15313,7 +15306,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
         goto done;
@@ -15382,7 +15375,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemRangeGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttributes");
         goto done;
@@ -15434,7 +15427,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemSetMemPool");
         goto done;
@@ -15485,7 +15478,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
         goto done;
@@ -15545,7 +15538,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
         goto done;
@@ -15611,7 +15604,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
         goto done;
@@ -15675,7 +15668,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
         goto done;
@@ -15739,7 +15732,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
         goto done;
@@ -15806,7 +15799,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
         goto done;
@@ -15870,7 +15863,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
         goto done;
@@ -15937,7 +15930,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
         goto done;
@@ -15979,7 +15972,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
         goto done;
@@ -16023,7 +16016,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
         goto done;
@@ -16074,7 +16067,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
         goto done;
@@ -16115,7 +16108,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
         goto done;
@@ -16159,7 +16152,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
         goto done;
@@ -16222,7 +16215,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
         goto done;
@@ -16277,7 +16270,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
         goto done;
@@ -16357,7 +16350,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyBatchAsync");
         goto done;
@@ -16420,7 +16413,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
         goto done;
@@ -16481,7 +16474,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
         goto done;
@@ -16536,7 +16529,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
         goto done;
@@ -16594,7 +16587,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
         goto done;
@@ -16649,7 +16642,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
         goto done;
@@ -16707,7 +16700,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
         goto done;
@@ -16765,7 +16758,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
         goto done;
@@ -16826,7 +16819,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
         goto done;
@@ -16881,7 +16874,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
         goto done;
@@ -16939,7 +16932,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
         goto done;
@@ -16987,7 +16980,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
         goto done;
@@ -17039,7 +17032,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
         goto done;
@@ -17095,7 +17088,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
         goto done;
@@ -17138,7 +17131,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3D");
         goto done;
@@ -17186,7 +17179,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
         goto done;
@@ -17236,7 +17229,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
         goto done;
@@ -17284,7 +17277,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
         goto done;
@@ -17329,7 +17322,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
         goto done;
@@ -17386,7 +17379,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
         goto done;
@@ -17445,7 +17438,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
@@ -17507,7 +17500,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
@@ -17564,7 +17557,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
         goto done;
@@ -17622,7 +17615,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
         goto done;
@@ -17660,7 +17653,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     if (cudart_arity("cudaPeekAtLastError", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaPeekAtLastError];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPeekAtLastError]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPeekAtLastError");
         goto done;
@@ -17701,7 +17694,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
         goto done;
@@ -17736,7 +17729,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     if (cudart_arity("cudaProfilerStart", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaProfilerStart];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaProfilerStart]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaProfilerStart");
         goto done;
@@ -17769,7 +17762,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     if (cudart_arity("cudaProfilerStop", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cudaProfilerStop];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaProfilerStop]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaProfilerStop");
         goto done;
@@ -17814,7 +17807,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaRuntimeGetVersion");
         goto done;
@@ -17850,7 +17843,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaSetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetDevice");
         goto done;
@@ -17885,7 +17878,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaSetDeviceFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDeviceFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetDeviceFlags");
         goto done;
@@ -17933,7 +17926,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetValidDevices]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSetValidDevices");
         goto done;
@@ -17992,7 +17985,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
         goto done;
@@ -18047,7 +18040,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamAddCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
         goto done;
@@ -18099,7 +18092,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
         goto done;
@@ -18143,7 +18136,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
         goto done;
@@ -18207,7 +18200,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
         goto done;
@@ -18256,7 +18249,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
         goto done;
@@ -18303,7 +18296,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreate");
         goto done;
@@ -18354,7 +18347,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithFlags");
         goto done;
@@ -18408,7 +18401,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCreateWithPriority");
         goto done;
@@ -18450,7 +18443,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
         goto done;
@@ -18500,7 +18493,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamEndCapture");
         goto done;
@@ -18550,7 +18543,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
         goto done;
@@ -18631,7 +18624,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetCaptureInfo");
         goto done;
@@ -18689,7 +18682,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevice");
         goto done;
@@ -18742,7 +18735,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetFlags");
         goto done;
@@ -18795,7 +18788,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetId");
         goto done;
@@ -18848,7 +18841,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetPriority");
         goto done;
@@ -18901,7 +18894,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamIsCapturing");
         goto done;
@@ -18944,7 +18937,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
         goto done;
@@ -18991,7 +18984,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
         goto done;
@@ -19032,7 +19025,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
         goto done;
@@ -19092,7 +19085,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
         goto done;
@@ -19143,7 +19136,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
         goto done;
@@ -19190,7 +19183,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
         goto done;
@@ -19252,7 +19245,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaUserObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectCreate");
         goto done;
@@ -19299,7 +19292,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
         goto done;
@@ -19342,7 +19335,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
         goto done;
@@ -19395,7 +19388,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUGetDevice");
         goto done;
@@ -19444,7 +19437,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
         goto done;
@@ -19501,7 +19494,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
         goto done;
@@ -19870,7 +19863,7 @@ static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -19888,7 +19881,7 @@ static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[0] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[0]) &&
         cudart_c_report("cudaArrayGetPlane", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -19923,7 +19916,7 @@ static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -19941,7 +19934,7 @@ static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[1] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[1]) &&
         cudart_c_report("cudaChooseDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -19966,7 +19959,7 @@ static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, Py
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -19984,7 +19977,7 @@ static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, Py
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[2] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[2]) &&
         cudart_c_report("cudaCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -20016,12 +20009,13 @@ static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_cudaExternalMemory_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaDestroyExternalMemory", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExternalMemory_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cudaDestroyExternalMemory") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaExternalMemory_t, &site0, "extMem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -20038,7 +20032,7 @@ static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObje
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[3] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[3]) &&
         cudart_c_report("cudaDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20072,12 +20066,13 @@ static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_cudaExternalSemaphore_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaDestroyExternalSemaphore", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaExternalSemaphore_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cudaDestroyExternalSemaphore") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaExternalSemaphore_t, &site0, "extSem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -20094,7 +20089,7 @@ static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[4] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[4]) &&
         cudart_c_report("cudaDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20128,7 +20123,7 @@ static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroySurfaceObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroySurfaceObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20146,7 +20141,7 @@ static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObjec
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[5] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[5]) &&
         cudart_c_report("cudaDestroySurfaceObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20178,7 +20173,7 @@ static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDestroyTextureObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyTextureObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20196,7 +20191,7 @@ static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObjec
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[6] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
         cudart_c_report("cudaDestroyTextureObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20238,7 +20233,7 @@ static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20256,7 +20251,7 @@ static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[7] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
         cudart_c_report("cudaDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20288,7 +20283,7 @@ static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyOb
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20306,7 +20301,7 @@ static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyOb
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[8] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
         cudart_c_report("cudaDeviceDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20345,7 +20340,7 @@ static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20363,7 +20358,7 @@ static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[9] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
         cudart_c_report("cudaDeviceEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20402,7 +20397,7 @@ static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *sel
         if (!(cudart_c_enum(x, cudart_enum_cudaFlushGPUDirectRDMAWritesScope, cudart_member_cudaFlushGPUDirectRDMAWritesScope, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20420,7 +20415,7 @@ static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *sel
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[10] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
         cudart_c_report("cudaDeviceFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20462,7 +20457,7 @@ static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20480,7 +20475,7 @@ static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[11] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
         cudart_c_report("cudaDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20508,7 +20503,7 @@ static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObjec
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20526,7 +20521,7 @@ static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[12] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cudaDeviceGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -20561,7 +20556,7 @@ static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyOb
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20579,7 +20574,7 @@ static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyOb
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[13] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cudaDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20614,7 +20609,7 @@ static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *con
         if (!(cudart_c_enum(x, cudart_enum_cudaLimit, cudart_member_cudaLimit, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20632,7 +20627,7 @@ static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[14] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cudaDeviceGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20667,7 +20662,7 @@ static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20685,7 +20680,7 @@ static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *c
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[15] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cudaDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20731,7 +20726,7 @@ static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self,
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20749,7 +20744,7 @@ static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self,
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[16] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cudaDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20798,7 +20793,7 @@ static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20816,7 +20811,7 @@ static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[17] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cudaDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20847,7 +20842,7 @@ static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self,
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20865,7 +20860,7 @@ static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[18] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cudaDeviceGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -20913,7 +20908,7 @@ static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *s
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20931,7 +20926,7 @@ static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *s
         r = fn(a0, a1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[19] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cudaDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -20963,7 +20958,7 @@ static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -20981,7 +20976,7 @@ static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject 
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[20] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cudaDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21006,7 +21001,7 @@ static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const 
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21024,7 +21019,7 @@ static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const 
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[21] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cudaDeviceReset", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -21056,7 +21051,7 @@ static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObjec
         if (!(cudart_c_enum(x, cudart_enum_cudaFuncCache, cudart_member_cudaFuncCache, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21074,7 +21069,7 @@ static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[22] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cudaDeviceSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21113,7 +21108,7 @@ static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21131,7 +21126,7 @@ static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *con
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[23] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cudaDeviceSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21170,7 +21165,7 @@ static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21188,7 +21183,7 @@ static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *c
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[24] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cudaDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21213,7 +21208,7 @@ static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21231,7 +21226,7 @@ static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[25] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cudaDeviceSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -21270,12 +21265,13 @@ static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *
         if (!cudart_c_handle(x, cudart_handle_cudaAsyncCallbackHandle_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site1 = {"cudaDeviceUnregisterAsyncNotification", NULL, NULL};
     int claimed1 = Py_TYPE(x1) == cudart_handle_cudaAsyncCallbackHandle_t;
-    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cudaDeviceUnregisterAsyncNotification") < 0)
+    if (claimed1 && (claimed1 = cudart_c_claim(x1, a1, cudart_handle_cudaAsyncCallbackHandle_t, &site1, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -21292,7 +21288,7 @@ static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[26] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cudaDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21322,7 +21318,7 @@ static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *c
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21338,7 +21334,7 @@ static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *c
         CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[27] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cudaDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -21373,7 +21369,7 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_EGLStreamKHR, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21391,7 +21387,7 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[28] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cudaEGLStreamConsumerConnect", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21433,7 +21429,7 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnectWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21451,7 +21447,7 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[29] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cudaEGLStreamConsumerConnectWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21500,7 +21496,7 @@ static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyO
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerConnect]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21518,7 +21514,7 @@ static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyO
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cudaEGLStreamProducerConnect", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21546,7 +21542,7 @@ static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21564,7 +21560,7 @@ static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cudaEventCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -21606,7 +21602,7 @@ static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreateFromEGLSync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21624,7 +21620,7 @@ static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cudaEventCreateFromEGLSync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21659,7 +21655,7 @@ static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventCreateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21677,7 +21673,7 @@ static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObjec
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cudaEventCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21709,12 +21705,13 @@ static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaEventDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaEvent_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "event", "cudaEventDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaEvent_t, &site0, "event")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -21731,7 +21728,7 @@ static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cudaEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21775,7 +21772,7 @@ static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21793,7 +21790,7 @@ static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cudaEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21825,7 +21822,7 @@ static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21843,7 +21840,7 @@ static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cudaEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21884,7 +21881,7 @@ static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21902,7 +21899,7 @@ static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cudaEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21951,7 +21948,7 @@ static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -21969,7 +21966,7 @@ static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cudaEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22001,7 +21998,7 @@ static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22019,7 +22016,7 @@ static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22061,7 +22058,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22079,7 +22076,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cudaExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22121,7 +22118,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObje
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22139,7 +22136,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObje
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cudaExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22171,7 +22168,7 @@ static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, 
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22189,7 +22186,7 @@ static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cudaFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22221,12 +22218,13 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_cudaArray_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaFreeArray", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaArray_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "array", "cudaFreeArray") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaArray_t, &site0, "array")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -22243,7 +22241,7 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cudaFreeArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22284,7 +22282,7 @@ static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22302,7 +22300,7 @@ static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cudaFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22334,7 +22332,7 @@ static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *ar
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22352,7 +22350,7 @@ static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cudaFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22384,12 +22382,13 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_cudaMipmappedArray_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaFreeMipmappedArray", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaMipmappedArray_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "mipmappedArray", "cudaFreeMipmappedArray") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaMipmappedArray_t, &site0, "mipmappedArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -22406,7 +22405,7 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cudaFreeMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22436,7 +22435,7 @@ static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *a
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22452,7 +22451,7 @@ static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *a
         CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[47] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cudaGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22480,7 +22479,7 @@ static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22498,7 +22497,7 @@ static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cudaGetDeviceCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22526,7 +22525,7 @@ static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22544,7 +22543,7 @@ static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cudaGetDeviceFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22579,7 +22578,7 @@ static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22597,7 +22596,7 @@ static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cudaGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22622,7 +22621,7 @@ static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaGetLastError];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetLastError]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22638,7 +22637,7 @@ static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const
         CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[51] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cudaGetLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22680,7 +22679,7 @@ static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetMipmappedArrayLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22698,7 +22697,7 @@ static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cudaGetMipmappedArrayLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22733,7 +22732,7 @@ static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22751,7 +22750,7 @@ static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cudaGetSymbolAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22786,7 +22785,7 @@ static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22804,7 +22803,7 @@ static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cudaGetSymbolSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22864,7 +22863,7 @@ static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22882,7 +22881,7 @@ static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cudaGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22931,7 +22930,7 @@ static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -22949,7 +22948,7 @@ static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23005,7 +23004,7 @@ static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23023,7 +23022,7 @@ static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23079,7 +23078,7 @@ static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23097,7 +23096,7 @@ static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23153,7 +23152,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObjec
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23171,7 +23170,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23227,7 +23226,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23245,7 +23244,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23301,7 +23300,7 @@ static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23319,7 +23318,7 @@ static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23375,7 +23374,7 @@ static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23393,7 +23392,7 @@ static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23449,7 +23448,7 @@ static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject
         if (!cudart_c_address(x, 1, 0, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23467,7 +23466,7 @@ static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23523,7 +23522,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23541,7 +23540,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23618,7 +23617,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObjec
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode1D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23636,7 +23635,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23720,7 +23719,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self,
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23738,7 +23737,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self,
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23822,7 +23821,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, P
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u8 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNodeToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23840,7 +23839,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23896,7 +23895,7 @@ static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23914,7 +23913,7 @@ static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23977,7 +23976,7 @@ static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -23995,7 +23994,7 @@ static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24030,7 +24029,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24048,7 +24047,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24103,7 +24102,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self,
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24121,7 +24120,7 @@ static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cudaGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24156,7 +24155,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24174,7 +24173,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24206,12 +24205,13 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraph_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "graph", "cudaGraphDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraph_t, &site0, "graph")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -24228,7 +24228,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24264,12 +24264,13 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphDestroyNode", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphNode_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "node", "cudaGraphDestroyNode") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraphNode_t, &site0, "node")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -24286,7 +24287,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24323,7 +24324,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24341,7 +24342,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24380,7 +24381,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24398,7 +24399,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24433,7 +24434,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24451,7 +24452,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24490,7 +24491,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24508,7 +24509,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24540,12 +24541,13 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphExecDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphExec_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "graphExec", "cudaGraphExecDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraphExec_t, &site0, "graphExec")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -24562,7 +24564,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24612,7 +24614,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24630,7 +24632,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24676,7 +24678,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24694,7 +24696,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24740,7 +24742,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24758,7 +24760,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24804,7 +24806,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24822,7 +24824,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24857,7 +24859,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_cudaGraphExec_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24875,7 +24877,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24921,7 +24923,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -24939,7 +24941,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24985,7 +24987,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25003,7 +25005,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25070,7 +25072,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25088,7 +25090,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25162,7 +25164,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25180,7 +25182,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25254,7 +25256,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25272,7 +25274,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25318,7 +25320,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25336,7 +25338,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25382,7 +25384,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25400,7 +25402,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25439,7 +25441,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25457,7 +25459,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25496,7 +25498,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25514,7 +25516,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25553,7 +25555,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25571,7 +25573,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25610,7 +25612,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25628,7 +25630,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25667,7 +25669,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25685,7 +25687,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25720,7 +25722,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25738,7 +25740,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25777,7 +25779,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25795,7 +25797,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25855,7 +25857,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u4 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25873,7 +25875,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25940,7 +25942,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -25958,7 +25960,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26025,7 +26027,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26043,7 +26045,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26082,7 +26084,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26100,7 +26102,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26142,7 +26144,7 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26160,7 +26162,7 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26202,7 +26204,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26220,7 +26222,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26255,7 +26257,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaGraphNode_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26273,7 +26275,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26319,7 +26321,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26337,7 +26339,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26376,7 +26378,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26394,7 +26396,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26443,7 +26445,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26461,7 +26463,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26521,7 +26523,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26539,7 +26541,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26598,7 +26600,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26616,7 +26618,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26655,7 +26657,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26673,7 +26675,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26715,7 +26717,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsEGLRegisterImage]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26733,7 +26735,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26775,7 +26777,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26793,7 +26795,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26842,7 +26844,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsGLRegisterImage]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26860,7 +26862,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26906,7 +26908,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26924,7 +26926,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26959,7 +26961,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -26977,7 +26979,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27015,7 +27017,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27033,7 +27035,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27078,7 +27080,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27096,7 +27098,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27145,7 +27147,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27163,7 +27165,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27209,7 +27211,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27227,7 +27229,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27259,12 +27261,13 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_cudaGraphicsResource_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaGraphicsUnregisterResource", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaGraphicsResource_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cudaGraphicsUnregisterResource") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaGraphicsResource_t, &site0, "resource")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -27281,7 +27284,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27325,7 +27328,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterOutputSurface]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27343,7 +27346,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27385,7 +27388,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsVDPAURegisterVideoSurface]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27403,7 +27406,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27438,7 +27441,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27456,7 +27459,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27502,7 +27505,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27520,7 +27523,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27552,7 +27555,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27570,7 +27573,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27605,7 +27608,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27623,7 +27626,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27658,7 +27661,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27676,7 +27679,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27722,7 +27725,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaInitDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaInitDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27740,7 +27743,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27772,7 +27775,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27790,7 +27793,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27843,7 +27846,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27861,7 +27864,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27896,7 +27899,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_cudaLibrary_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -27914,7 +27917,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27946,12 +27949,13 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_cudaLibrary_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaLibraryUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaLibrary_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cudaLibraryUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaLibrary_t, &site0, "library")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -27968,7 +27972,7 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28005,7 +28009,7 @@ static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28023,7 +28027,7 @@ static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cudaLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28055,12 +28059,13 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_cudaLogsCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaLogsUnregisterCallback", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaLogsCallbackHandle;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "callback", "cudaLogsUnregisterCallback") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaLogsCallbackHandle, &site0, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -28077,7 +28082,7 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28114,7 +28119,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMalloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMalloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28132,7 +28137,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28194,7 +28199,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28212,7 +28217,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28254,7 +28259,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28272,7 +28277,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28321,7 +28326,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28339,7 +28344,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28384,7 +28389,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMallocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28402,7 +28407,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28489,7 +28494,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28507,7 +28512,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28567,7 +28572,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28585,7 +28590,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28627,7 +28632,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         if (!(cudart_c_enum(x, cudart_enum_cudaMemAllocationType, cudart_member_cudaMemAllocationType, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28645,7 +28650,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28676,7 +28681,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cudaMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28694,7 +28699,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -28742,7 +28747,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         if (!(cudart_c_enum(x, cudart_enum_cudaMemAllocationType, cudart_member_cudaMemAllocationType, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28760,7 +28765,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28795,7 +28800,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28813,7 +28818,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28845,12 +28850,13 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaMemPoolDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaMemPool_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "memPool", "cudaMemPoolDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaMemPool_t, &site0, "memPool")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -28867,7 +28873,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28911,7 +28917,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28929,7 +28935,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28978,7 +28984,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -28996,7 +29002,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29038,7 +29044,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29056,7 +29062,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29102,7 +29108,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29120,7 +29126,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29159,7 +29165,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29177,7 +29183,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29258,7 +29264,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29276,7 +29282,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29322,7 +29328,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_cudaMemPool_t, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29340,7 +29346,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29393,7 +29399,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u3 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29411,7 +29417,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29485,7 +29491,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u6 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29503,7 +29509,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29584,7 +29590,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29602,7 +29608,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29683,7 +29689,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29701,7 +29707,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29789,7 +29795,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a8))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29807,7 +29813,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29888,7 +29894,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         if (!(cudart_c_enum(x, cudart_enum_cudaMemcpyKind, cudart_member_cudaMemcpyKind, &sn) && ((void)(u7 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -29906,7 +29912,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29994,7 +30000,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a8))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30012,7 +30018,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30044,7 +30050,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30062,7 +30068,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30101,7 +30107,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30119,7 +30125,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30172,7 +30178,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30190,7 +30196,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30222,7 +30228,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30240,7 +30246,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30279,7 +30285,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30297,7 +30303,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30357,7 +30363,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30375,7 +30381,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30456,7 +30462,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30474,7 +30480,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30541,7 +30547,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30559,7 +30565,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30619,7 +30625,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30637,7 +30643,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30704,7 +30710,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30722,7 +30728,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30789,7 +30795,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30807,7 +30813,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30853,7 +30859,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30871,7 +30877,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30931,7 +30937,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -30949,7 +30955,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31016,7 +31022,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31034,7 +31040,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31087,7 +31093,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31105,7 +31111,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31130,7 +31136,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaPeekAtLastError];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPeekAtLastError]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31146,7 +31152,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[177] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31171,7 +31177,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaProfilerStart];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaProfilerStart]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31189,7 +31195,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31214,7 +31220,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cudaProfilerStop];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaProfilerStop]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31232,7 +31238,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31260,7 +31266,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaRuntimeGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31276,7 +31282,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[180] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31308,7 +31314,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaSetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31326,7 +31332,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31358,7 +31364,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaSetDeviceFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDeviceFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31376,7 +31382,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31415,7 +31421,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaSetValidDevices];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetValidDevices]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31433,7 +31439,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31486,7 +31492,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31504,7 +31510,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31543,7 +31549,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         if (!(cudart_c_enum(x, cudart_enum_cudaStreamCaptureMode, cudart_member_cudaStreamCaptureMode, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31561,7 +31567,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31628,7 +31634,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_cudaStreamCaptureMode, cudart_member_cudaStreamCaptureMode, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31646,7 +31652,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31685,7 +31691,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31703,7 +31709,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31731,7 +31737,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31749,7 +31755,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31784,7 +31790,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31802,7 +31808,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31844,7 +31850,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31862,7 +31868,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31894,12 +31900,13 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cudaStreamDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_cudaStream_t;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "stream", "cudaStreamDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_cudaStream_t, &site0, "stream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -31916,7 +31923,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31953,7 +31960,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31971,7 +31978,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32006,7 +32013,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32024,7 +32031,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32059,7 +32066,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32077,7 +32084,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32112,7 +32119,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32130,7 +32137,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32165,7 +32172,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32183,7 +32190,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32218,7 +32225,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32236,7 +32243,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32268,7 +32275,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32286,7 +32293,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32320,7 +32327,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32338,7 +32345,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32401,7 +32408,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32419,7 +32426,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32468,7 +32475,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32486,7 +32493,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32528,7 +32535,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32546,7 +32553,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32588,7 +32595,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32606,7 +32613,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32659,7 +32666,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32677,7 +32684,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33412,10 +33419,12 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        CUDART_STORE_RELAXED(cudart_checked_reports[i],
+                             (char)(PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL));
         Py_INCREF(ref);
-        CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        PyObject *fn = CUDART_REPLACE(*cudart_checked_references[i], ref) < 0
+                           ? NULL
+                           : cudart_checked_new(cudart_checked_calls[i]);
         if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
@@ -33776,13 +33785,45 @@ static PyMethodDef cudart_support_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Multi-phase init (PEP 489): the module is made by CPython and filled here. Its state is
+ * the file's static variables (the slots, the caches), shared by every module object made
+ * from this file, hence one interpreter only; and nothing in it relies on the GIL
+ * (_cthreads.h), so a free-threaded interpreter keeps the GIL off when it imports it. */
+static int cudart_exec(PyObject *module)
+{
+    /* Once per process: a module made again from this file (a re-import) shares it. */
+    static int ready;
+    if (cudart_main_interpreter_only("cudart._fast_13000") < 0)
+        return -1;
+    if (!CUDART_LOAD_ACQUIRE(ready)) {
+        cudart_slots = cudart_slot_table;
+        cudart_slot_names = cudart_slot_name_table;
+        cudart_slot_count = cudart_slot_count_;
+        cudart_function_defs = cudart_methods;
+        if (cudart_init_support() < 0)
+            return -1;
+        CUDART_STORE_RELEASE(ready, 1);
+    }
+    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13000) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot cudart_module_slots[] = {
+    {Py_mod_exec, (void *)cudart_exec},
+    CUDART_MODULE_THREAD_SLOTS
+    {0, NULL},
+};
+
 static struct PyModuleDef cudart_module = {
     PyModuleDef_HEAD_INIT,
     "cudart._fast_13000",
     "The compiled backend of cudart.sys_13000 (generated).",
-    -1,
+    0,
     cudart_support_methods,
-    NULL,
+    cudart_module_slots,
     NULL,
     NULL,
     NULL,
@@ -33790,20 +33831,5 @@ static struct PyModuleDef cudart_module = {
 
 PyMODINIT_FUNC PyInit__fast_13000(void)
 {
-    cudart_slots = cudart_slot_table;
-    cudart_slot_names = cudart_slot_name_table;
-    cudart_slot_count = cudart_slot_count_;
-    cudart_function_defs = cudart_methods;
-    if (cudart_init_support() < 0)
-        return NULL;
-    PyObject *module = PyModule_Create(&cudart_module);
-    if (!module)
-        return NULL;
-    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13000) < 0 ||
-        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&cudart_module);
 }

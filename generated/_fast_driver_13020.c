@@ -6,15 +6,8 @@
  * says how it is made, cudart/_fastcall.h what each conversion takes). 553 functions,
  * each bound by cudart._backend with dlsym in the libcuda the loader chose.
  */
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x030B0000
-#endif
-#define PY_SSIZE_T_CLEAN
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#include <Python.h>
-#pragma GCC diagnostic pop
+/* Python.h on the limited API with a GIL, the full API without (_capi.h says why). */
+#include "_capi.h"
 #include <stddef.h>
 
 /* The raw module whose record classes the functions' records are (_fastcall.h). */
@@ -2867,7 +2860,7 @@ static PyObject *cudart_fn_cuArray3DCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate");
         goto done;
@@ -2920,7 +2913,7 @@ static PyObject *cudart_fn_cuArray3DCreate_v2(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate_v2");
         goto done;
@@ -2967,7 +2960,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor");
         goto done;
@@ -3012,7 +3005,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor_v2(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor_v2");
         goto done;
@@ -3063,7 +3056,7 @@ static PyObject *cudart_fn_cuArrayCreate(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate");
         goto done;
@@ -3116,7 +3109,7 @@ static PyObject *cudart_fn_cuArrayCreate_v2(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate_v2");
         goto done;
@@ -3159,7 +3152,7 @@ static PyObject *cudart_fn_cuArrayDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayDestroy");
         goto done;
@@ -3203,7 +3196,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor");
         goto done;
@@ -3248,7 +3241,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor_v2");
         goto done;
@@ -3296,7 +3289,7 @@ static PyObject *cudart_fn_cuArrayGetMemoryRequirements(PyObject *self, PyObject
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetMemoryRequirements");
         goto done;
@@ -3350,7 +3343,7 @@ static PyObject *cudart_fn_cuArrayGetPlane(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetPlane");
         goto done;
@@ -3397,7 +3390,7 @@ static PyObject *cudart_fn_cuArrayGetSparseProperties(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetSparseProperties");
         goto done;
@@ -3441,7 +3434,7 @@ static PyObject *cudart_fn_cuCheckpointProcessCheckpoint(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessCheckpoint");
         goto done;
@@ -3490,7 +3483,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetRestoreThreadId(PyObject *self,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetRestoreThreadId");
         goto done;
@@ -3541,7 +3534,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetState(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetState");
         goto done;
@@ -3586,7 +3579,7 @@ static PyObject *cudart_fn_cuCheckpointProcessLock(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessLock");
         goto done;
@@ -3629,7 +3622,7 @@ static PyObject *cudart_fn_cuCheckpointProcessRestore(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessRestore");
         goto done;
@@ -3672,7 +3665,7 @@ static PyObject *cudart_fn_cuCheckpointProcessUnlock(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessUnlock");
         goto done;
@@ -3712,7 +3705,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterCompleteCallback(PyObject *self, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterCompleteCallback");
         goto done;
@@ -3752,7 +3745,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterStartCallback(PyObject *self, PyO
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterStartCallback");
         goto done;
@@ -3805,7 +3798,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttribute");
         goto done;
@@ -3861,7 +3854,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttributeGlobal");
         goto done;
@@ -3918,7 +3911,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterCompleteCallback(PyObject *self, Py
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterCompleteCallback");
         goto done;
@@ -3976,7 +3969,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterStartCallback(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterStartCallback");
         goto done;
@@ -4033,7 +4026,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttribute");
         goto done;
@@ -4089,7 +4082,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttributeGlobal");
         goto done;
@@ -4141,7 +4134,7 @@ static PyObject *cudart_fn_cuCtxAttach(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxAttach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxAttach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxAttach");
         goto done;
@@ -4199,7 +4192,7 @@ static PyObject *cudart_fn_cuCtxCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate");
         goto done;
@@ -4258,7 +4251,7 @@ static PyObject *cudart_fn_cuCtxCreate_v4(PyObject *self, PyObject *const *args,
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate_v4");
         goto done;
@@ -4301,7 +4294,7 @@ static PyObject *cudart_fn_cuCtxDestroy(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy");
         goto done;
@@ -4341,7 +4334,7 @@ static PyObject *cudart_fn_cuCtxDestroy_v2(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy_v2");
         goto done;
@@ -4381,7 +4374,7 @@ static PyObject *cudart_fn_cuCtxDetach(PyObject *self, PyObject *const *args, Py
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDetach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDetach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDetach");
         goto done;
@@ -4421,7 +4414,7 @@ static PyObject *cudart_fn_cuCtxDisablePeerAccess(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDisablePeerAccess");
         goto done;
@@ -4464,7 +4457,7 @@ static PyObject *cudart_fn_cuCtxEnablePeerAccess(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxEnablePeerAccess");
         goto done;
@@ -4514,7 +4507,7 @@ static PyObject *cudart_fn_cuCtxFromGreenCtx(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxFromGreenCtx");
         goto done;
@@ -4567,7 +4560,7 @@ static PyObject *cudart_fn_cuCtxGetApiVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetApiVersion");
         goto done;
@@ -4616,7 +4609,7 @@ static PyObject *cudart_fn_cuCtxGetCacheConfig(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCacheConfig");
         goto done;
@@ -4664,7 +4657,7 @@ static PyObject *cudart_fn_cuCtxGetCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCurrent");
         goto done;
@@ -4711,7 +4704,7 @@ static PyObject *cudart_fn_cuCtxGetDevResource(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevResource");
         goto done;
@@ -4758,7 +4751,7 @@ static PyObject *cudart_fn_cuCtxGetDevice(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice");
         goto done;
@@ -4808,7 +4801,7 @@ static PyObject *cudart_fn_cuCtxGetDevice_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice_v2");
         goto done;
@@ -4854,7 +4847,7 @@ static PyObject *cudart_fn_cuCtxGetExecAffinity(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetExecAffinity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetExecAffinity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetExecAffinity");
         goto done;
@@ -4900,7 +4893,7 @@ static PyObject *cudart_fn_cuCtxGetFlags(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetFlags");
         goto done;
@@ -4952,7 +4945,7 @@ static PyObject *cudart_fn_cuCtxGetId(PyObject *self, PyObject *const *args, Py_
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetId");
         goto done;
@@ -5004,7 +4997,7 @@ static PyObject *cudart_fn_cuCtxGetLimit(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetLimit");
         goto done;
@@ -5052,7 +5045,7 @@ static PyObject *cudart_fn_cuCtxGetSharedMemConfig(PyObject *self, PyObject *con
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetSharedMemConfig");
         goto done;
@@ -5106,7 +5099,7 @@ static PyObject *cudart_fn_cuCtxGetStreamPriorityRange(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetStreamPriorityRange");
         goto done;
@@ -5155,7 +5148,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent");
         goto done;
@@ -5203,7 +5196,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent_v2");
         goto done;
@@ -5245,7 +5238,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent");
         goto done;
@@ -5285,7 +5278,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent_v2");
         goto done;
@@ -5329,7 +5322,7 @@ static PyObject *cudart_fn_cuCtxRecordEvent(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxRecordEvent");
         goto done;
@@ -5364,7 +5357,7 @@ static PyObject *cudart_fn_cuCtxResetPersistingL2Cache(PyObject *self, PyObject 
     if (cudart_arity("cuCtxResetPersistingL2Cache", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxResetPersistingL2Cache");
         goto done;
@@ -5399,7 +5392,7 @@ static PyObject *cudart_fn_cuCtxSetCacheConfig(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCacheConfig");
         goto done;
@@ -5438,7 +5431,7 @@ static PyObject *cudart_fn_cuCtxSetCurrent(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCurrent");
         goto done;
@@ -5474,7 +5467,7 @@ static PyObject *cudart_fn_cuCtxSetFlags(PyObject *self, PyObject *const *args, 
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetFlags");
         goto done;
@@ -5512,7 +5505,7 @@ static PyObject *cudart_fn_cuCtxSetLimit(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetLimit");
         goto done;
@@ -5547,7 +5540,7 @@ static PyObject *cudart_fn_cuCtxSetSharedMemConfig(PyObject *self, PyObject *con
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetSharedMemConfig");
         goto done;
@@ -5580,7 +5573,7 @@ static PyObject *cudart_fn_cuCtxSynchronize(PyObject *self, PyObject *const *arg
     if (cudart_arity("cuCtxSynchronize", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize");
         goto done;
@@ -5619,7 +5612,7 @@ static PyObject *cudart_fn_cuCtxSynchronize_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize_v2");
         goto done;
@@ -5663,7 +5656,7 @@ static PyObject *cudart_fn_cuCtxWaitEvent(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxWaitEvent");
         goto done;
@@ -5704,7 +5697,7 @@ static PyObject *cudart_fn_cuDestroyExternalMemory(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalMemory");
         goto done;
@@ -5744,7 +5737,7 @@ static PyObject *cudart_fn_cuDestroyExternalSemaphore(PyObject *self, PyObject *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalSemaphore");
         goto done;
@@ -5797,7 +5790,7 @@ static PyObject *cudart_fn_cuDevResourceGenerateDesc(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevResourceGenerateDesc");
         goto done;
@@ -5858,7 +5851,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplit(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplit");
         goto done;
@@ -5925,7 +5918,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplitByCount(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplitByCount");
         goto done;
@@ -5982,7 +5975,7 @@ static PyObject *cudart_fn_cuDeviceCanAccessPeer(PyObject *self, PyObject *const
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceCanAccessPeer");
         goto done;
@@ -6039,7 +6032,7 @@ static PyObject *cudart_fn_cuDeviceComputeCapability(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceComputeCapability];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceComputeCapability]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceComputeCapability");
         goto done;
@@ -6091,7 +6084,7 @@ static PyObject *cudart_fn_cuDeviceGet(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGet");
         goto done;
@@ -6145,7 +6138,7 @@ static PyObject *cudart_fn_cuDeviceGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetAttribute");
         goto done;
@@ -6197,7 +6190,7 @@ static PyObject *cudart_fn_cuDeviceGetByPCIBusId(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetByPCIBusId");
         goto done;
@@ -6246,7 +6239,7 @@ static PyObject *cudart_fn_cuDeviceGetCount(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCount");
         goto done;
@@ -6297,7 +6290,7 @@ static PyObject *cudart_fn_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDefaultMemPool");
         goto done;
@@ -6345,7 +6338,7 @@ static PyObject *cudart_fn_cuDeviceGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDevResource");
         goto done;
@@ -6397,7 +6390,7 @@ static PyObject *cudart_fn_cuDeviceGetExecAffinitySupport(PyObject *self, PyObje
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetExecAffinitySupport");
         goto done;
@@ -6445,7 +6438,7 @@ static PyObject *cudart_fn_cuDeviceGetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetGraphMemAttribute");
         goto done;
@@ -6503,7 +6496,7 @@ static PyObject *cudart_fn_cuDeviceGetHostAtomicCapabilities(PyObject *self, PyO
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetHostAtomicCapabilities");
         goto done;
@@ -6559,7 +6552,7 @@ static PyObject *cudart_fn_cuDeviceGetLuid(PyObject *self, PyObject *const *args
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetLuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetLuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetLuid");
         goto done;
@@ -6611,7 +6604,7 @@ static PyObject *cudart_fn_cuDeviceGetMemPool(PyObject *self, PyObject *const *a
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetMemPool");
         goto done;
@@ -6659,7 +6652,7 @@ static PyObject *cudart_fn_cuDeviceGetName(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetName");
         goto done;
@@ -6705,7 +6698,7 @@ static PyObject *cudart_fn_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObje
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetNvSciSyncAttributes");
         goto done;
@@ -6766,7 +6759,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAtomicCapabilities(PyObject *self, PyOb
     if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAtomicCapabilities");
         goto done;
@@ -6824,7 +6817,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAttribute(PyObject *self, PyObject *con
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAttribute");
         goto done;
@@ -6872,7 +6865,7 @@ static PyObject *cudart_fn_cuDeviceGetPCIBusId(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetPCIBusId");
         goto done;
@@ -6915,7 +6908,7 @@ static PyObject *cudart_fn_cuDeviceGetProperties(PyObject *self, PyObject *const
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetProperties");
         goto done;
@@ -6970,7 +6963,7 @@ static PyObject *cudart_fn_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetTexture1DLinearMaxWidth");
         goto done;
@@ -7015,7 +7008,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid");
         goto done;
@@ -7058,7 +7051,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid_v2");
         goto done;
@@ -7094,7 +7087,7 @@ static PyObject *cudart_fn_cuDeviceGraphMemTrim(PyObject *self, PyObject *const 
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGraphMemTrim");
         goto done;
@@ -7148,7 +7141,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxGetState");
         goto done;
@@ -7187,7 +7180,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *c
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease");
         goto done;
@@ -7222,7 +7215,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease_v2");
         goto done;
@@ -7257,7 +7250,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset(PyObject *self, PyObject *con
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset");
         goto done;
@@ -7292,7 +7285,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset_v2");
         goto done;
@@ -7340,7 +7333,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *co
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRetain");
         goto done;
@@ -7381,7 +7374,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags");
         goto done;
@@ -7419,7 +7412,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags_v2");
         goto done;
@@ -7475,7 +7468,7 @@ static PyObject *cudart_fn_cuDeviceRegisterAsyncNotification(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceRegisterAsyncNotification");
         goto done;
@@ -7525,7 +7518,7 @@ static PyObject *cudart_fn_cuDeviceSetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetGraphMemAttribute");
         goto done;
@@ -7568,7 +7561,7 @@ static PyObject *cudart_fn_cuDeviceSetMemPool(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetMemPool");
         goto done;
@@ -7617,7 +7610,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem(PyObject *self, PyObject *const *arg
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem");
         goto done;
@@ -7668,7 +7661,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem_v2");
         goto done;
@@ -7713,7 +7706,7 @@ static PyObject *cudart_fn_cuDeviceUnregisterAsyncNotification(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceUnregisterAsyncNotification");
         goto done;
@@ -7759,7 +7752,7 @@ static PyObject *cudart_fn_cuDriverGetVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDriverGetVersion");
         goto done;
@@ -7808,7 +7801,7 @@ static PyObject *cudart_fn_cuEventCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventCreate");
         goto done;
@@ -7850,7 +7843,7 @@ static PyObject *cudart_fn_cuEventDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy");
         goto done;
@@ -7890,7 +7883,7 @@ static PyObject *cudart_fn_cuEventDestroy_v2(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy_v2");
         goto done;
@@ -7944,7 +7937,7 @@ static PyObject *cudart_fn_cuEventElapsedTime(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime");
         goto done;
@@ -8002,7 +7995,7 @@ static PyObject *cudart_fn_cuEventElapsedTime_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime_v2");
         goto done;
@@ -8046,7 +8039,7 @@ static PyObject *cudart_fn_cuEventQuery(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventQuery");
         goto done;
@@ -8090,7 +8083,7 @@ static PyObject *cudart_fn_cuEventRecord(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecord");
         goto done;
@@ -8138,7 +8131,7 @@ static PyObject *cudart_fn_cuEventRecordWithFlags(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecordWithFlags");
         goto done;
@@ -8179,7 +8172,7 @@ static PyObject *cudart_fn_cuEventSynchronize(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventSynchronize");
         goto done;
@@ -8233,7 +8226,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedBuffer");
         goto done;
@@ -8291,7 +8284,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedMipmappedArray(PyObject *sel
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 120, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedMipmappedArray");
         goto done;
@@ -8334,7 +8327,7 @@ static PyObject *cudart_fn_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFlushGPUDirectRDMAWrites");
         goto done;
@@ -8386,7 +8379,7 @@ static PyObject *cudart_fn_cuFuncGetAttribute(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetAttribute");
         goto done;
@@ -8439,7 +8432,7 @@ static PyObject *cudart_fn_cuFuncGetModule(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetModule");
         goto done;
@@ -8492,7 +8485,7 @@ static PyObject *cudart_fn_cuFuncGetName(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetName");
         goto done;
@@ -8545,7 +8538,7 @@ static PyObject *cudart_fn_cuFuncGetParamCount(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamCount");
         goto done;
@@ -8607,7 +8600,7 @@ static PyObject *cudart_fn_cuFuncGetParamInfo(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamInfo");
         goto done;
@@ -8661,7 +8654,7 @@ static PyObject *cudart_fn_cuFuncIsLoaded(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncIsLoaded");
         goto done;
@@ -8704,7 +8697,7 @@ static PyObject *cudart_fn_cuFuncLoad(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncLoad");
         goto done;
@@ -8750,7 +8743,7 @@ static PyObject *cudart_fn_cuFuncSetAttribute(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetAttribute");
         goto done;
@@ -8799,7 +8792,7 @@ static PyObject *cudart_fn_cuFuncSetBlockShape(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetBlockShape];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetBlockShape]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetBlockShape");
         goto done;
@@ -8842,7 +8835,7 @@ static PyObject *cudart_fn_cuFuncSetCacheConfig(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetCacheConfig");
         goto done;
@@ -8885,7 +8878,7 @@ static PyObject *cudart_fn_cuFuncSetSharedMemConfig(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedMemConfig");
         goto done;
@@ -8928,7 +8921,7 @@ static PyObject *cudart_fn_cuFuncSetSharedSize(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedSize");
         goto done;
@@ -8977,7 +8970,7 @@ static PyObject *cudart_fn_cuGetErrorName(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorName");
         goto done;
@@ -9026,7 +9019,7 @@ static PyObject *cudart_fn_cuGetErrorString(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorString];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorString]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorString");
         goto done;
@@ -9076,7 +9069,7 @@ static PyObject *cudart_fn_cuGetExportTable(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetExportTable");
         goto done;
@@ -9141,7 +9134,7 @@ static PyObject *cudart_fn_cuGetProcAddress(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress");
         goto done;
@@ -9207,7 +9200,7 @@ static PyObject *cudart_fn_cuGetProcAddress_v2(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress_v2");
         goto done;
@@ -9274,7 +9267,7 @@ static PyObject *cudart_fn_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 32, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddBatchMemOpNode");
         goto done;
@@ -9342,7 +9335,7 @@ static PyObject *cudart_fn_cuGraphAddChildGraphNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddChildGraphNode");
         goto done;
@@ -9410,7 +9403,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies");
         goto done;
@@ -9478,7 +9471,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies_v2(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies_v2");
         goto done;
@@ -9542,7 +9535,7 @@ static PyObject *cudart_fn_cuGraphAddEmptyNode(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEmptyNode");
         goto done;
@@ -9609,7 +9602,7 @@ static PyObject *cudart_fn_cuGraphAddEventRecordNode(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventRecordNode");
         goto done;
@@ -9677,7 +9670,7 @@ static PyObject *cudart_fn_cuGraphAddEventWaitNode(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventWaitNode");
         goto done;
@@ -9745,7 +9738,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresSignalNode(PyObject *self
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresSignalNode");
         goto done;
@@ -9813,7 +9806,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresWaitNode");
         goto done;
@@ -9881,7 +9874,7 @@ static PyObject *cudart_fn_cuGraphAddHostNode(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddHostNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddHostNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddHostNode");
         goto done;
@@ -9949,7 +9942,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode");
         goto done;
@@ -10017,7 +10010,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode_v2(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode_v2");
         goto done;
@@ -10085,7 +10078,7 @@ static PyObject *cudart_fn_cuGraphAddMemAllocNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemAllocNode");
         goto done;
@@ -10152,7 +10145,7 @@ static PyObject *cudart_fn_cuGraphAddMemFreeNode(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemFreeNode");
         goto done;
@@ -10223,7 +10216,7 @@ static PyObject *cudart_fn_cuGraphAddMemcpyNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemcpyNode");
         goto done;
@@ -10296,7 +10289,7 @@ static PyObject *cudart_fn_cuGraphAddMemsetNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemsetNode");
         goto done;
@@ -10369,7 +10362,7 @@ static PyObject *cudart_fn_cuGraphAddNode(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode");
         goto done;
@@ -10442,7 +10435,7 @@ static PyObject *cudart_fn_cuGraphAddNode_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode_v2");
         goto done;
@@ -10492,7 +10485,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeGetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeGetParams");
         goto done;
@@ -10537,7 +10530,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeSetParams");
         goto done;
@@ -10588,7 +10581,7 @@ static PyObject *cudart_fn_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphChildGraphNodeGetGraph");
         goto done;
@@ -10641,7 +10634,7 @@ static PyObject *cudart_fn_cuGraphClone(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphClone");
         goto done;
@@ -10704,7 +10697,7 @@ static PyObject *cudart_fn_cuGraphConditionalHandleCreate(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphConditionalHandleCreate");
         goto done;
@@ -10757,7 +10750,7 @@ static PyObject *cudart_fn_cuGraphCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphCreate");
         goto done;
@@ -10806,7 +10799,7 @@ static PyObject *cudart_fn_cuGraphDebugDotPrint(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDebugDotPrint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDebugDotPrint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDebugDotPrint");
         goto done;
@@ -10847,7 +10840,7 @@ static PyObject *cudart_fn_cuGraphDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroy");
         goto done;
@@ -10887,7 +10880,7 @@ static PyObject *cudart_fn_cuGraphDestroyNode(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroyNode");
         goto done;
@@ -10937,7 +10930,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObje
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeGetEvent");
         goto done;
@@ -10984,7 +10977,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeSetEvent");
         goto done;
@@ -11035,7 +11028,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeGetEvent");
         goto done;
@@ -11082,7 +11075,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeSetEvent");
         goto done;
@@ -11131,7 +11124,7 @@ static PyObject *cudart_fn_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecBatchMemOpNodeSetParams");
         goto done;
@@ -11181,7 +11174,7 @@ static PyObject *cudart_fn_cuGraphExecChildGraphNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecChildGraphNodeSetParams");
         goto done;
@@ -11223,7 +11216,7 @@ static PyObject *cudart_fn_cuGraphExecDestroy(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecDestroy");
         goto done;
@@ -11271,7 +11264,7 @@ static PyObject *cudart_fn_cuGraphExecEventRecordNodeSetEvent(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventRecordNodeSetEvent");
         goto done;
@@ -11321,7 +11314,7 @@ static PyObject *cudart_fn_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventWaitNodeSetEvent");
         goto done;
@@ -11371,7 +11364,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -11421,7 +11414,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -11473,7 +11466,7 @@ static PyObject *cudart_fn_cuGraphExecGetFlags(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetFlags");
         goto done;
@@ -11526,7 +11519,7 @@ static PyObject *cudart_fn_cuGraphExecGetId(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetId");
         goto done;
@@ -11577,7 +11570,7 @@ static PyObject *cudart_fn_cuGraphExecHostNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecHostNodeSetParams");
         goto done;
@@ -11627,7 +11620,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams");
         goto done;
@@ -11677,7 +11670,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyO
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams_v2");
         goto done;
@@ -11731,7 +11724,7 @@ static PyObject *cudart_fn_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemcpyNodeSetParams");
         goto done;
@@ -11786,7 +11779,7 @@ static PyObject *cudart_fn_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemsetNodeSetParams");
         goto done;
@@ -11837,7 +11830,7 @@ static PyObject *cudart_fn_cuGraphExecNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecNodeSetParams");
         goto done;
@@ -11887,7 +11880,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate");
         goto done;
@@ -11937,7 +11930,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate_v2");
         goto done;
@@ -11983,7 +11976,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeGetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
@@ -12028,7 +12021,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -12073,7 +12066,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeGetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
@@ -12118,7 +12111,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -12185,7 +12178,7 @@ static PyObject *cudart_fn_cuGraphGetEdges(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges");
         goto done;
@@ -12257,7 +12250,7 @@ static PyObject *cudart_fn_cuGraphGetEdges_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges_v2");
         goto done;
@@ -12313,7 +12306,7 @@ static PyObject *cudart_fn_cuGraphGetId(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetId");
         goto done;
@@ -12372,7 +12365,7 @@ static PyObject *cudart_fn_cuGraphGetNodes(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetNodes");
         goto done;
@@ -12432,7 +12425,7 @@ static PyObject *cudart_fn_cuGraphGetRootNodes(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetRootNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetRootNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetRootNodes");
         goto done;
@@ -12480,7 +12473,7 @@ static PyObject *cudart_fn_cuGraphHostNodeGetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeGetParams");
         goto done;
@@ -12525,7 +12518,7 @@ static PyObject *cudart_fn_cuGraphHostNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeSetParams");
         goto done;
@@ -12579,7 +12572,7 @@ static PyObject *cudart_fn_cuGraphInstantiate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiate");
         goto done;
@@ -12635,7 +12628,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithFlags(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithFlags");
         goto done;
@@ -12692,7 +12685,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithParams(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithParams");
         goto done;
@@ -12740,7 +12733,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObj
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeCopyAttributes");
         goto done;
@@ -12788,7 +12781,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetAttribute");
         goto done;
@@ -12833,7 +12826,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams");
         goto done;
@@ -12878,7 +12871,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams_v2");
         goto done;
@@ -12926,7 +12919,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetAttribute");
         goto done;
@@ -12971,7 +12964,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams");
         goto done;
@@ -13016,7 +13009,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams_v2");
         goto done;
@@ -13061,7 +13054,7 @@ static PyObject *cudart_fn_cuGraphLaunch(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphLaunch");
         goto done;
@@ -13106,7 +13099,7 @@ static PyObject *cudart_fn_cuGraphMemAllocNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemAllocNodeGetParams");
         goto done;
@@ -13157,7 +13150,7 @@ static PyObject *cudart_fn_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemFreeNodeGetParams");
         goto done;
@@ -13204,7 +13197,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeGetParams");
         goto done;
@@ -13249,7 +13242,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeSetParams");
         goto done;
@@ -13294,7 +13287,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeGetParams");
         goto done;
@@ -13339,7 +13332,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeSetParams");
         goto done;
@@ -13394,7 +13387,7 @@ static PyObject *cudart_fn_cuGraphNodeFindInClone(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeFindInClone");
         goto done;
@@ -13448,7 +13441,7 @@ static PyObject *cudart_fn_cuGraphNodeGetContainingGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetContainingGraph");
         goto done;
@@ -13511,7 +13504,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies");
         goto done;
@@ -13576,7 +13569,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies_v2(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies_v2");
         goto done;
@@ -13641,7 +13634,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes");
         goto done;
@@ -13706,7 +13699,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes_v2(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes_v2");
         goto done;
@@ -13765,7 +13758,7 @@ static PyObject *cudart_fn_cuGraphNodeGetEnabled(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetEnabled");
         goto done;
@@ -13819,7 +13812,7 @@ static PyObject *cudart_fn_cuGraphNodeGetLocalId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetLocalId");
         goto done;
@@ -13866,7 +13859,7 @@ static PyObject *cudart_fn_cuGraphNodeGetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetParams");
         goto done;
@@ -13917,7 +13910,7 @@ static PyObject *cudart_fn_cuGraphNodeGetToolsId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetToolsId");
         goto done;
@@ -13970,7 +13963,7 @@ static PyObject *cudart_fn_cuGraphNodeGetType(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetType");
         goto done;
@@ -14020,7 +14013,7 @@ static PyObject *cudart_fn_cuGraphNodeSetEnabled(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetEnabled");
         goto done;
@@ -14065,7 +14058,7 @@ static PyObject *cudart_fn_cuGraphNodeSetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetParams");
         goto done;
@@ -14113,7 +14106,7 @@ static PyObject *cudart_fn_cuGraphReleaseUserObject(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphReleaseUserObject");
         goto done;
@@ -14177,7 +14170,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies");
         goto done;
@@ -14245,7 +14238,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies_v2");
         goto done;
@@ -14300,7 +14293,7 @@ static PyObject *cudart_fn_cuGraphRetainUserObject(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRetainUserObject");
         goto done;
@@ -14345,7 +14338,7 @@ static PyObject *cudart_fn_cuGraphUpload(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphUpload");
         goto done;
@@ -14399,7 +14392,7 @@ static PyObject *cudart_fn_cuGraphicsMapResources(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsMapResources");
         goto done;
@@ -14452,7 +14445,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedMipmappedArray(PyObject *s
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedMipmappedArray");
         goto done;
@@ -14511,7 +14504,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer");
         goto done;
@@ -14571,7 +14564,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer_v2(PyObject *self,
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer_v2");
         goto done;
@@ -14618,7 +14611,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags");
         goto done;
@@ -14661,7 +14654,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags_v2");
         goto done;
@@ -14717,7 +14710,7 @@ static PyObject *cudart_fn_cuGraphicsSubResourceGetMappedArray(PyObject *self, P
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsSubResourceGetMappedArray");
         goto done;
@@ -14773,7 +14766,7 @@ static PyObject *cudart_fn_cuGraphicsUnmapResources(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnmapResources");
         goto done;
@@ -14816,7 +14809,7 @@ static PyObject *cudart_fn_cuGraphicsUnregisterResource(PyObject *self, PyObject
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnregisterResource");
         goto done;
@@ -14872,7 +14865,7 @@ static PyObject *cudart_fn_cuGreenCtxCreate(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxCreate");
         goto done;
@@ -14915,7 +14908,7 @@ static PyObject *cudart_fn_cuGreenCtxDestroy(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxDestroy");
         goto done;
@@ -14962,7 +14955,7 @@ static PyObject *cudart_fn_cuGreenCtxGetDevResource(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetDevResource");
         goto done;
@@ -15013,7 +15006,7 @@ static PyObject *cudart_fn_cuGreenCtxGetId(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetId");
         goto done;
@@ -15060,7 +15053,7 @@ static PyObject *cudart_fn_cuGreenCtxRecordEvent(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxRecordEvent");
         goto done;
@@ -15117,7 +15110,7 @@ static PyObject *cudart_fn_cuGreenCtxStreamCreate(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxStreamCreate");
         goto done;
@@ -15164,7 +15157,7 @@ static PyObject *cudart_fn_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxWaitEvent");
         goto done;
@@ -15215,7 +15208,7 @@ static PyObject *cudart_fn_cuImportExternalMemory(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalMemory");
         goto done;
@@ -15268,7 +15261,7 @@ static PyObject *cudart_fn_cuImportExternalSemaphore(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalSemaphore");
         goto done;
@@ -15307,7 +15300,7 @@ static PyObject *cudart_fn_cuInit(PyObject *self, PyObject *const *args, Py_ssiz
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuInit");
         goto done;
@@ -15342,7 +15335,7 @@ static PyObject *cudart_fn_cuIpcCloseMemHandle(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcCloseMemHandle");
         goto done;
@@ -15385,7 +15378,7 @@ static PyObject *cudart_fn_cuIpcGetEventHandle(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetEventHandle");
         goto done;
@@ -15429,7 +15422,7 @@ static PyObject *cudart_fn_cuIpcGetMemHandle(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetMemHandle");
         goto done;
@@ -15478,7 +15471,7 @@ static PyObject *cudart_fn_cuIpcOpenEventHandle(PyObject *self, PyObject *const 
     if (cudart_by_value(args[k++], 1, "CUipcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_CUipcEventHandle, &a1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenEventHandle");
         goto done;
@@ -15532,7 +15525,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle");
         goto done;
@@ -15586,7 +15579,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle_v2");
         goto done;
@@ -15644,7 +15637,7 @@ static PyObject *cudart_fn_cuKernelGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetAttribute");
         goto done;
@@ -15697,7 +15690,7 @@ static PyObject *cudart_fn_cuKernelGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetFunction");
         goto done;
@@ -15750,7 +15743,7 @@ static PyObject *cudart_fn_cuKernelGetLibrary(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetLibrary");
         goto done;
@@ -15803,7 +15796,7 @@ static PyObject *cudart_fn_cuKernelGetName(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetName");
         goto done;
@@ -15856,7 +15849,7 @@ static PyObject *cudart_fn_cuKernelGetParamCount(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamCount");
         goto done;
@@ -15918,7 +15911,7 @@ static PyObject *cudart_fn_cuKernelGetParamInfo(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamInfo");
         goto done;
@@ -15971,7 +15964,7 @@ static PyObject *cudart_fn_cuKernelSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetAttribute");
         goto done;
@@ -16017,7 +16010,7 @@ static PyObject *cudart_fn_cuKernelSetCacheConfig(PyObject *self, PyObject *cons
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetCacheConfig");
         goto done;
@@ -16057,7 +16050,7 @@ static PyObject *cudart_fn_cuLaunch(PyObject *self, PyObject *const *args, Py_ss
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunch");
         goto done;
@@ -16132,7 +16125,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernel(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 9, (int)((spec.storage >> 9) & 1), 0, &a9, &b9) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernel");
         goto done;
@@ -16182,7 +16175,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernelMultiDevice(PyObject *self, 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernelMultiDevice");
         goto done;
@@ -16228,7 +16221,7 @@ static PyObject *cudart_fn_cuLaunchGrid(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGrid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGrid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGrid");
         goto done;
@@ -16278,7 +16271,7 @@ static PyObject *cudart_fn_cuLaunchGridAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGridAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGridAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGridAsync");
         goto done;
@@ -16327,7 +16320,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc");
         goto done;
@@ -16380,7 +16373,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc_v2(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc_v2");
         goto done;
@@ -16463,7 +16456,7 @@ static PyObject *cudart_fn_cuLaunchKernel(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 10, (int)((spec.storage >> 10) & 1), 0, &a10, &b10) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernel");
         goto done;
@@ -16528,7 +16521,7 @@ static PyObject *cudart_fn_cuLaunchKernelEx(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernelEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernelEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernelEx");
         goto done;
@@ -16586,7 +16579,7 @@ static PyObject *cudart_fn_cuLibraryEnumerateKernels(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryEnumerateKernels");
         goto done;
@@ -16649,7 +16642,7 @@ static PyObject *cudart_fn_cuLibraryGetGlobal(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetGlobal");
         goto done;
@@ -16708,7 +16701,7 @@ static PyObject *cudart_fn_cuLibraryGetKernel(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernel");
         goto done;
@@ -16762,7 +16755,7 @@ static PyObject *cudart_fn_cuLibraryGetKernelCount(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernelCount");
         goto done;
@@ -16825,7 +16818,7 @@ static PyObject *cudart_fn_cuLibraryGetManaged(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetManaged");
         goto done;
@@ -16880,7 +16873,7 @@ static PyObject *cudart_fn_cuLibraryGetModule(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetModule");
         goto done;
@@ -16937,7 +16930,7 @@ static PyObject *cudart_fn_cuLibraryGetUnifiedFunction(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetUnifiedFunction");
         goto done;
@@ -17021,7 +17014,7 @@ static PyObject *cudart_fn_cuLibraryLoadData(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadData");
         goto done;
@@ -17108,7 +17101,7 @@ static PyObject *cudart_fn_cuLibraryLoadFromFile(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadFromFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadFromFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadFromFile");
         goto done;
@@ -17155,7 +17148,7 @@ static PyObject *cudart_fn_cuLibraryUnload(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryUnload");
         goto done;
@@ -17228,7 +17221,7 @@ static PyObject *cudart_fn_cuLinkAddData(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData");
         goto done;
@@ -17307,7 +17300,7 @@ static PyObject *cudart_fn_cuLinkAddData_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData_v2");
         goto done;
@@ -17379,7 +17372,7 @@ static PyObject *cudart_fn_cuLinkAddFile(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile");
         goto done;
@@ -17450,7 +17443,7 @@ static PyObject *cudart_fn_cuLinkAddFile_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile_v2");
         goto done;
@@ -17511,7 +17504,7 @@ static PyObject *cudart_fn_cuLinkComplete(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkComplete");
         goto done;
@@ -17576,7 +17569,7 @@ static PyObject *cudart_fn_cuLinkCreate(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate");
         goto done;
@@ -17641,7 +17634,7 @@ static PyObject *cudart_fn_cuLinkCreate_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate_v2");
         goto done;
@@ -17685,7 +17678,7 @@ static PyObject *cudart_fn_cuLinkDestroy(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkDestroy");
         goto done;
@@ -17734,7 +17727,7 @@ static PyObject *cudart_fn_cuLogsCurrent(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsCurrent");
         goto done;
@@ -17789,7 +17782,7 @@ static PyObject *cudart_fn_cuLogsDumpToFile(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToFile");
         goto done;
@@ -17851,7 +17844,7 @@ static PyObject *cudart_fn_cuLogsDumpToMemory(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToMemory");
         goto done;
@@ -17909,7 +17902,7 @@ static PyObject *cudart_fn_cuLogsRegisterCallback(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsRegisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsRegisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsRegisterCallback");
         goto done;
@@ -17953,7 +17946,7 @@ static PyObject *cudart_fn_cuLogsUnregisterCallback(PyObject *self, PyObject *co
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsUnregisterCallback");
         goto done;
@@ -17992,7 +17985,7 @@ static PyObject *cudart_fn_cuMemAddressFree(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressFree");
         goto done;
@@ -18049,7 +18042,7 @@ static PyObject *cudart_fn_cuMemAddressReserve(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressReserve");
         goto done;
@@ -18096,7 +18089,7 @@ static PyObject *cudart_fn_cuMemAdvise(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise");
         goto done;
@@ -18140,7 +18133,7 @@ static PyObject *cudart_fn_cuMemAdvise_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise_v2");
         goto done;
@@ -18188,7 +18181,7 @@ static PyObject *cudart_fn_cuMemAlloc(PyObject *self, PyObject *const *args, Py_
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc");
         goto done;
@@ -18243,7 +18236,7 @@ static PyObject *cudart_fn_cuMemAllocAsync(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocAsync");
         goto done;
@@ -18303,7 +18296,7 @@ static PyObject *cudart_fn_cuMemAllocFromPoolAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocFromPoolAsync");
         goto done;
@@ -18356,7 +18349,7 @@ static PyObject *cudart_fn_cuMemAllocHost(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost");
         goto done;
@@ -18407,7 +18400,7 @@ static PyObject *cudart_fn_cuMemAllocHost_v2(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost_v2");
         goto done;
@@ -18461,7 +18454,7 @@ static PyObject *cudart_fn_cuMemAllocManaged(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocManaged");
         goto done;
@@ -18524,7 +18517,7 @@ static PyObject *cudart_fn_cuMemAllocPitch(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch");
         goto done;
@@ -18588,7 +18581,7 @@ static PyObject *cudart_fn_cuMemAllocPitch_v2(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch_v2");
         goto done;
@@ -18640,7 +18633,7 @@ static PyObject *cudart_fn_cuMemAlloc_v2(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc_v2");
         goto done;
@@ -18702,7 +18695,7 @@ static PyObject *cudart_fn_cuMemBatchDecompressAsync(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemBatchDecompressAsync");
         goto done;
@@ -18762,7 +18755,7 @@ static PyObject *cudart_fn_cuMemCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemCreate");
         goto done;
@@ -18840,7 +18833,7 @@ static PyObject *cudart_fn_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyO
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardAndPrefetchBatchAsync");
         goto done;
@@ -18908,7 +18901,7 @@ static PyObject *cudart_fn_cuMemDiscardBatchAsync(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardBatchAsync");
         goto done;
@@ -18961,7 +18954,7 @@ static PyObject *cudart_fn_cuMemExportToShareableHandle(PyObject *self, PyObject
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemExportToShareableHandle");
         goto done;
@@ -18997,7 +18990,7 @@ static PyObject *cudart_fn_cuMemFree(PyObject *self, PyObject *const *args, Py_s
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree");
         goto done;
@@ -19039,7 +19032,7 @@ static PyObject *cudart_fn_cuMemFreeAsync(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeAsync");
         goto done;
@@ -19079,7 +19072,7 @@ static PyObject *cudart_fn_cuMemFreeHost(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeHost");
         goto done;
@@ -19115,7 +19108,7 @@ static PyObject *cudart_fn_cuMemFree_v2(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree_v2");
         goto done;
@@ -19167,7 +19160,7 @@ static PyObject *cudart_fn_cuMemGetAccess(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAccess");
         goto done;
@@ -19225,7 +19218,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange");
         goto done;
@@ -19283,7 +19276,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange_v2(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange_v2");
         goto done;
@@ -19339,7 +19332,7 @@ static PyObject *cudart_fn_cuMemGetAllocationGranularity(PyObject *self, PyObjec
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationGranularity");
         goto done;
@@ -19385,7 +19378,7 @@ static PyObject *cudart_fn_cuMemGetAllocationPropertiesFromHandle(PyObject *self
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationPropertiesFromHandle");
         goto done;
@@ -19438,7 +19431,7 @@ static PyObject *cudart_fn_cuMemGetDefaultMemPool(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetDefaultMemPool");
         goto done;
@@ -19493,7 +19486,7 @@ static PyObject *cudart_fn_cuMemGetHandleForAddressRange(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetHandleForAddressRange");
         goto done;
@@ -19545,7 +19538,7 @@ static PyObject *cudart_fn_cuMemGetInfo(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo");
         goto done;
@@ -19600,7 +19593,7 @@ static PyObject *cudart_fn_cuMemGetInfo_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo_v2");
         goto done;
@@ -19656,7 +19649,7 @@ static PyObject *cudart_fn_cuMemGetMemPool(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetMemPool");
         goto done;
@@ -19711,7 +19704,7 @@ static PyObject *cudart_fn_cuMemHostAlloc(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostAlloc");
         goto done;
@@ -19766,7 +19759,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer");
         goto done;
@@ -19822,7 +19815,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer_v2");
         goto done;
@@ -19875,7 +19868,7 @@ static PyObject *cudart_fn_cuMemHostGetFlags(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetFlags");
         goto done;
@@ -19924,7 +19917,7 @@ static PyObject *cudart_fn_cuMemHostRegister(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister");
         goto done;
@@ -19970,7 +19963,7 @@ static PyObject *cudart_fn_cuMemHostRegister_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister_v2");
         goto done;
@@ -20010,7 +20003,7 @@ static PyObject *cudart_fn_cuMemHostUnregister(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostUnregister");
         goto done;
@@ -20063,7 +20056,7 @@ static PyObject *cudart_fn_cuMemImportFromShareableHandle(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemImportFromShareableHandle");
         goto done;
@@ -20114,7 +20107,7 @@ static PyObject *cudart_fn_cuMemMap(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMap");
         goto done;
@@ -20160,7 +20153,7 @@ static PyObject *cudart_fn_cuMemMapArrayAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMapArrayAsync");
         goto done;
@@ -20211,7 +20204,7 @@ static PyObject *cudart_fn_cuMemPoolCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolCreate");
         goto done;
@@ -20254,7 +20247,7 @@ static PyObject *cudart_fn_cuMemPoolDestroy(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolDestroy");
         goto done;
@@ -20297,7 +20290,7 @@ static PyObject *cudart_fn_cuMemPoolExportPointer(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportPointer");
         goto done;
@@ -20347,7 +20340,7 @@ static PyObject *cudart_fn_cuMemPoolExportToShareableHandle(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportToShareableHandle");
         goto done;
@@ -20402,7 +20395,7 @@ static PyObject *cudart_fn_cuMemPoolGetAccess(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAccess");
         goto done;
@@ -20453,7 +20446,7 @@ static PyObject *cudart_fn_cuMemPoolGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAttribute");
         goto done;
@@ -20510,7 +20503,7 @@ static PyObject *cudart_fn_cuMemPoolImportFromShareableHandle(PyObject *self, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportFromShareableHandle");
         goto done;
@@ -20567,7 +20560,7 @@ static PyObject *cudart_fn_cuMemPoolImportPointer(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportPointer");
         goto done;
@@ -20618,7 +20611,7 @@ static PyObject *cudart_fn_cuMemPoolSetAccess(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAccess");
         goto done;
@@ -20666,7 +20659,7 @@ static PyObject *cudart_fn_cuMemPoolSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAttribute");
         goto done;
@@ -20710,7 +20703,7 @@ static PyObject *cudart_fn_cuMemPoolTrimTo(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolTrimTo");
         goto done;
@@ -20762,7 +20755,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync");
         goto done;
@@ -20814,7 +20807,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync_v2");
         goto done;
@@ -20889,7 +20882,7 @@ static PyObject *cudart_fn_cuMemPrefetchBatchAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchBatchAsync");
         goto done;
@@ -20947,7 +20940,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttribute(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttribute");
         goto done;
@@ -21014,7 +21007,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttributes(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttributes");
         goto done;
@@ -21054,7 +21047,7 @@ static PyObject *cudart_fn_cuMemRelease(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRelease");
         goto done;
@@ -21103,7 +21096,7 @@ static PyObject *cudart_fn_cuMemRetainAllocationHandle(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRetainAllocationHandle");
         goto done;
@@ -21155,7 +21148,7 @@ static PyObject *cudart_fn_cuMemSetAccess(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetAccess");
         goto done;
@@ -21202,7 +21195,7 @@ static PyObject *cudart_fn_cuMemSetMemPool(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetMemPool");
         goto done;
@@ -21242,7 +21235,7 @@ static PyObject *cudart_fn_cuMemUnmap(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemUnmap");
         goto done;
@@ -21283,7 +21276,7 @@ static PyObject *cudart_fn_cuMemcpy(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy");
         goto done;
@@ -21322,7 +21315,7 @@ static PyObject *cudart_fn_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D");
         goto done;
@@ -21366,7 +21359,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync");
         goto done;
@@ -21411,7 +21404,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync_v2");
         goto done;
@@ -21452,7 +21445,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned");
         goto done;
@@ -21492,7 +21485,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned_v2");
         goto done;
@@ -21532,7 +21525,7 @@ static PyObject *cudart_fn_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D_v2");
         goto done;
@@ -21572,7 +21565,7 @@ static PyObject *cudart_fn_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D");
         goto done;
@@ -21616,7 +21609,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync");
         goto done;
@@ -21661,7 +21654,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync_v2");
         goto done;
@@ -21712,7 +21705,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync");
         goto done;
@@ -21763,7 +21756,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync_v2");
         goto done;
@@ -21804,7 +21797,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeer(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeer");
         goto done;
@@ -21848,7 +21841,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeerAsync");
         goto done;
@@ -21896,7 +21889,7 @@ static PyObject *cudart_fn_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DWithAttributesAsync");
         goto done;
@@ -21937,7 +21930,7 @@ static PyObject *cudart_fn_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D_v2");
         goto done;
@@ -21986,7 +21979,7 @@ static PyObject *cudart_fn_cuMemcpyAsync(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAsync");
         goto done;
@@ -22039,7 +22032,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA");
         goto done;
@@ -22093,7 +22086,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA_v2");
         goto done;
@@ -22143,7 +22136,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD");
         goto done;
@@ -22192,7 +22185,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD_v2");
         goto done;
@@ -22242,7 +22235,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH");
         goto done;
@@ -22297,7 +22290,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync");
         goto done;
@@ -22353,7 +22346,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync_v2");
         goto done;
@@ -22405,7 +22398,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH_v2");
         goto done;
@@ -22484,7 +22477,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync");
         goto done;
@@ -22569,7 +22562,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync_v2");
         goto done;
@@ -22625,7 +22618,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA");
         goto done;
@@ -22674,7 +22667,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA_v2");
         goto done;
@@ -22716,7 +22709,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD");
         goto done;
@@ -22764,7 +22757,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync");
         goto done;
@@ -22813,7 +22806,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync_v2");
         goto done;
@@ -22855,7 +22848,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD_v2");
         goto done;
@@ -22900,7 +22893,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH");
         goto done;
@@ -22950,7 +22943,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync");
         goto done;
@@ -23001,7 +22994,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync_v2");
         goto done;
@@ -23048,7 +23041,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH_v2");
         goto done;
@@ -23098,7 +23091,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA");
         goto done;
@@ -23153,7 +23146,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync");
         goto done;
@@ -23209,7 +23202,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync_v2");
         goto done;
@@ -23261,7 +23254,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA_v2");
         goto done;
@@ -23308,7 +23301,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD");
         goto done;
@@ -23358,7 +23351,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync");
         goto done;
@@ -23409,7 +23402,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync_v2");
         goto done;
@@ -23456,7 +23449,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD_v2");
         goto done;
@@ -23509,7 +23502,7 @@ static PyObject *cudart_fn_cuMemcpyPeer(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeer");
         goto done;
@@ -23567,7 +23560,7 @@ static PyObject *cudart_fn_cuMemcpyPeerAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeerAsync");
         goto done;
@@ -23622,7 +23615,7 @@ static PyObject *cudart_fn_cuMemcpyWithAttributesAsync(PyObject *self, PyObject 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyWithAttributesAsync");
         goto done;
@@ -23665,7 +23658,7 @@ static PyObject *cudart_fn_cuMemsetD16(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16");
         goto done;
@@ -23713,7 +23706,7 @@ static PyObject *cudart_fn_cuMemsetD16Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16Async");
         goto done;
@@ -23755,7 +23748,7 @@ static PyObject *cudart_fn_cuMemsetD16_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16_v2");
         goto done;
@@ -23802,7 +23795,7 @@ static PyObject *cudart_fn_cuMemsetD2D16(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16");
         goto done;
@@ -23856,7 +23849,7 @@ static PyObject *cudart_fn_cuMemsetD2D16Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16Async");
         goto done;
@@ -23904,7 +23897,7 @@ static PyObject *cudart_fn_cuMemsetD2D16_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16_v2");
         goto done;
@@ -23951,7 +23944,7 @@ static PyObject *cudart_fn_cuMemsetD2D32(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32");
         goto done;
@@ -24005,7 +23998,7 @@ static PyObject *cudart_fn_cuMemsetD2D32Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32Async");
         goto done;
@@ -24053,7 +24046,7 @@ static PyObject *cudart_fn_cuMemsetD2D32_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32_v2");
         goto done;
@@ -24100,7 +24093,7 @@ static PyObject *cudart_fn_cuMemsetD2D8(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8");
         goto done;
@@ -24154,7 +24147,7 @@ static PyObject *cudart_fn_cuMemsetD2D8Async(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8Async");
         goto done;
@@ -24202,7 +24195,7 @@ static PyObject *cudart_fn_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8_v2");
         goto done;
@@ -24243,7 +24236,7 @@ static PyObject *cudart_fn_cuMemsetD32(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32");
         goto done;
@@ -24291,7 +24284,7 @@ static PyObject *cudart_fn_cuMemsetD32Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32Async");
         goto done;
@@ -24333,7 +24326,7 @@ static PyObject *cudart_fn_cuMemsetD32_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32_v2");
         goto done;
@@ -24374,7 +24367,7 @@ static PyObject *cudart_fn_cuMemsetD8(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8");
         goto done;
@@ -24422,7 +24415,7 @@ static PyObject *cudart_fn_cuMemsetD8Async(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8Async");
         goto done;
@@ -24464,7 +24457,7 @@ static PyObject *cudart_fn_cuMemsetD8_v2(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8_v2");
         goto done;
@@ -24516,7 +24509,7 @@ static PyObject *cudart_fn_cuMipmappedArrayCreate(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayCreate");
         goto done;
@@ -24559,7 +24552,7 @@ static PyObject *cudart_fn_cuMipmappedArrayDestroy(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayDestroy");
         goto done;
@@ -24612,7 +24605,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetLevel(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetLevel");
         goto done;
@@ -24662,7 +24655,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetMemoryRequirements(PyObject *self,
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetMemoryRequirements");
         goto done;
@@ -24707,7 +24700,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetSparseProperties(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetSparseProperties");
         goto done;
@@ -24761,7 +24754,7 @@ static PyObject *cudart_fn_cuModuleEnumerateFunctions(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleEnumerateFunctions");
         goto done;
@@ -24818,7 +24811,7 @@ static PyObject *cudart_fn_cuModuleGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunction");
         goto done;
@@ -24872,7 +24865,7 @@ static PyObject *cudart_fn_cuModuleGetFunctionCount(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunctionCount");
         goto done;
@@ -24935,7 +24928,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal");
         goto done;
@@ -25000,7 +24993,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal_v2(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal_v2");
         goto done;
@@ -25051,7 +25044,7 @@ static PyObject *cudart_fn_cuModuleGetLoadingMode(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetLoadingMode");
         goto done;
@@ -25107,7 +25100,7 @@ static PyObject *cudart_fn_cuModuleGetSurfRef(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetSurfRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetSurfRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetSurfRef");
         goto done;
@@ -25165,7 +25158,7 @@ static PyObject *cudart_fn_cuModuleGetTexRef(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetTexRef");
         goto done;
@@ -25219,7 +25212,7 @@ static PyObject *cudart_fn_cuModuleLoad(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoad");
         goto done;
@@ -25272,7 +25265,7 @@ static PyObject *cudart_fn_cuModuleLoadData(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadData");
         goto done;
@@ -25340,7 +25333,7 @@ static PyObject *cudart_fn_cuModuleLoadDataEx(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadDataEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadDataEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadDataEx");
         goto done;
@@ -25395,7 +25388,7 @@ static PyObject *cudart_fn_cuModuleLoadFatBinary(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadFatBinary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadFatBinary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadFatBinary");
         goto done;
@@ -25438,7 +25431,7 @@ static PyObject *cudart_fn_cuModuleUnload(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleUnload");
         goto done;
@@ -25477,7 +25470,7 @@ static PyObject *cudart_fn_cuMulticastAddDevice(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastAddDevice");
         goto done;
@@ -25524,7 +25517,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr");
         goto done;
@@ -25574,7 +25567,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr_v2");
         goto done;
@@ -25624,7 +25617,7 @@ static PyObject *cudart_fn_cuMulticastBindMem(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem");
         goto done;
@@ -25677,7 +25670,7 @@ static PyObject *cudart_fn_cuMulticastBindMem_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem_v2");
         goto done;
@@ -25726,7 +25719,7 @@ static PyObject *cudart_fn_cuMulticastCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastCreate");
         goto done;
@@ -25782,7 +25775,7 @@ static PyObject *cudart_fn_cuMulticastGetGranularity(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastGetGranularity");
         goto done;
@@ -25830,7 +25823,7 @@ static PyObject *cudart_fn_cuMulticastUnbind(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastUnbind");
         goto done;
@@ -25885,7 +25878,7 @@ static PyObject *cudart_fn_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *sel
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyAvailableDynamicSMemPerBlock");
         goto done;
@@ -25944,7 +25937,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject 
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
@@ -26006,7 +25999,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
@@ -26063,7 +26056,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveClusters(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveClusters");
         goto done;
@@ -26133,7 +26126,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSize(PyObject *self, PyOb
     if (cudart_signed(args[k++], 5, 32, &i5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSize");
         goto done;
@@ -26207,7 +26200,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSizeWithFlags(PyObject *s
     if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSizeWithFlags");
         goto done;
@@ -26266,7 +26259,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialClusterSize(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialClusterSize");
         goto done;
@@ -26313,7 +26306,7 @@ static PyObject *cudart_fn_cuParamSetSize(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetSize");
         goto done;
@@ -26360,7 +26353,7 @@ static PyObject *cudart_fn_cuParamSetTexRef(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetTexRef");
         goto done;
@@ -26407,7 +26400,7 @@ static PyObject *cudart_fn_cuParamSetf(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetf];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetf]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetf");
         goto done;
@@ -26453,7 +26446,7 @@ static PyObject *cudart_fn_cuParamSeti(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSeti];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSeti]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSeti");
         goto done;
@@ -26503,7 +26496,7 @@ static PyObject *cudart_fn_cuParamSetv(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetv];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetv]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetv");
         goto done;
@@ -26550,7 +26543,7 @@ static PyObject *cudart_fn_cuPointerGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttribute");
         goto done;
@@ -26608,7 +26601,7 @@ static PyObject *cudart_fn_cuPointerGetAttributes(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttributes");
         goto done;
@@ -26657,7 +26650,7 @@ static PyObject *cudart_fn_cuPointerSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerSetAttribute");
         goto done;
@@ -26714,7 +26707,7 @@ static PyObject *cudart_fn_cuSignalExternalSemaphoresAsync(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSignalExternalSemaphoresAsync");
         goto done;
@@ -26769,7 +26762,7 @@ static PyObject *cudart_fn_cuStreamAddCallback(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAddCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAddCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAddCallback");
         goto done;
@@ -26820,7 +26813,7 @@ static PyObject *cudart_fn_cuStreamAttachMemAsync(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAttachMemAsync");
         goto done;
@@ -26870,7 +26863,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp");
         goto done;
@@ -26921,7 +26914,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp_v2");
         goto done;
@@ -26965,7 +26958,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture");
         goto done;
@@ -27009,7 +27002,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToCig(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToCig");
         goto done;
@@ -27074,7 +27067,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToGraph(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToGraph");
         goto done;
@@ -27122,7 +27115,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture_v2");
         goto done;
@@ -27166,7 +27159,7 @@ static PyObject *cudart_fn_cuStreamCopyAttributes(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCopyAttributes");
         goto done;
@@ -27216,7 +27209,7 @@ static PyObject *cudart_fn_cuStreamCreate(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreate");
         goto done;
@@ -27270,7 +27263,7 @@ static PyObject *cudart_fn_cuStreamCreateWithPriority(PyObject *self, PyObject *
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreateWithPriority");
         goto done;
@@ -27312,7 +27305,7 @@ static PyObject *cudart_fn_cuStreamDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy");
         goto done;
@@ -27352,7 +27345,7 @@ static PyObject *cudart_fn_cuStreamDestroy_v2(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy_v2");
         goto done;
@@ -27402,7 +27395,7 @@ static PyObject *cudart_fn_cuStreamEndCapture(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCapture");
         goto done;
@@ -27445,7 +27438,7 @@ static PyObject *cudart_fn_cuStreamEndCaptureToCig(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCaptureToCig");
         goto done;
@@ -27492,7 +27485,7 @@ static PyObject *cudart_fn_cuStreamGetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetAttribute");
         goto done;
@@ -27573,7 +27566,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo");
         goto done;
@@ -27661,7 +27654,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo_v3(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo_v3");
         goto done;
@@ -27719,7 +27712,7 @@ static PyObject *cudart_fn_cuStreamGetCtx(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx");
         goto done;
@@ -27778,7 +27771,7 @@ static PyObject *cudart_fn_cuStreamGetCtx_v2(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx_v2");
         goto done;
@@ -27829,7 +27822,7 @@ static PyObject *cudart_fn_cuStreamGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevResource");
         goto done;
@@ -27880,7 +27873,7 @@ static PyObject *cudart_fn_cuStreamGetDevice(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevice");
         goto done;
@@ -27933,7 +27926,7 @@ static PyObject *cudart_fn_cuStreamGetFlags(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetFlags");
         goto done;
@@ -27986,7 +27979,7 @@ static PyObject *cudart_fn_cuStreamGetGreenCtx(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetGreenCtx");
         goto done;
@@ -28039,7 +28032,7 @@ static PyObject *cudart_fn_cuStreamGetId(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetId");
         goto done;
@@ -28092,7 +28085,7 @@ static PyObject *cudart_fn_cuStreamGetPriority(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetPriority");
         goto done;
@@ -28145,7 +28138,7 @@ static PyObject *cudart_fn_cuStreamIsCapturing(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamIsCapturing");
         goto done;
@@ -28188,7 +28181,7 @@ static PyObject *cudart_fn_cuStreamQuery(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamQuery");
         goto done;
@@ -28235,7 +28228,7 @@ static PyObject *cudart_fn_cuStreamSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSetAttribute");
         goto done;
@@ -28276,7 +28269,7 @@ static PyObject *cudart_fn_cuStreamSynchronize(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSynchronize");
         goto done;
@@ -28336,7 +28329,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies(PyObject *self, PyO
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies");
         goto done;
@@ -28400,7 +28393,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies_v2(PyObject *self, 
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies_v2");
         goto done;
@@ -28451,7 +28444,7 @@ static PyObject *cudart_fn_cuStreamWaitEvent(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitEvent");
         goto done;
@@ -28501,7 +28494,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32");
         goto done;
@@ -28550,7 +28543,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32_v2");
         goto done;
@@ -28599,7 +28592,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64");
         goto done;
@@ -28648,7 +28641,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64_v2");
         goto done;
@@ -28697,7 +28690,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32");
         goto done;
@@ -28746,7 +28739,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32_v2");
         goto done;
@@ -28795,7 +28788,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64");
         goto done;
@@ -28844,7 +28837,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64_v2");
         goto done;
@@ -28894,7 +28887,7 @@ static PyObject *cudart_fn_cuSurfObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectCreate");
         goto done;
@@ -28933,7 +28926,7 @@ static PyObject *cudart_fn_cuSurfObjectDestroy(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectDestroy");
         goto done;
@@ -28975,7 +28968,7 @@ static PyObject *cudart_fn_cuSurfObjectGetResourceDesc(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectGetResourceDesc");
         goto done;
@@ -29025,7 +29018,7 @@ static PyObject *cudart_fn_cuSurfRefGetArray(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefGetArray");
         goto done;
@@ -29075,7 +29068,7 @@ static PyObject *cudart_fn_cuSurfRefSetArray(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefSetArray");
         goto done;
@@ -29178,7 +29171,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2col(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 14, 32, &u14) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2col");
         goto done;
@@ -29285,7 +29278,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2colWide(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 15, 32, &u15) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2colWide");
         goto done;
@@ -29381,7 +29374,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeTiled(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 11, 32, &u11) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeTiled");
         goto done;
@@ -29432,7 +29425,7 @@ static PyObject *cudart_fn_cuTensorMapReplaceAddress(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapReplaceAddress");
         goto done;
@@ -29491,7 +29484,7 @@ static PyObject *cudart_fn_cuTexObjectCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectCreate");
         goto done;
@@ -29532,7 +29525,7 @@ static PyObject *cudart_fn_cuTexObjectDestroy(PyObject *self, PyObject *const *a
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectDestroy");
         goto done;
@@ -29574,7 +29567,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceDesc(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceDesc");
         goto done;
@@ -29617,7 +29610,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceViewDesc(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceViewDesc");
         goto done;
@@ -29660,7 +29653,7 @@ static PyObject *cudart_fn_cuTexObjectGetTextureDesc(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetTextureDesc");
         goto done;
@@ -29706,7 +29699,7 @@ static PyObject *cudart_fn_cuTexRefCreate(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefCreate");
         goto done;
@@ -29748,7 +29741,7 @@ static PyObject *cudart_fn_cuTexRefDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefDestroy");
         goto done;
@@ -29798,7 +29791,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress");
         goto done;
@@ -29854,7 +29847,7 @@ static PyObject *cudart_fn_cuTexRefGetAddressMode(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddressMode");
         goto done;
@@ -29907,7 +29900,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress_v2");
         goto done;
@@ -29960,7 +29953,7 @@ static PyObject *cudart_fn_cuTexRefGetArray(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetArray");
         goto done;
@@ -30013,7 +30006,7 @@ static PyObject *cudart_fn_cuTexRefGetBorderColor(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetBorderColor");
         goto done;
@@ -30066,7 +30059,7 @@ static PyObject *cudart_fn_cuTexRefGetFilterMode(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFilterMode");
         goto done;
@@ -30119,7 +30112,7 @@ static PyObject *cudart_fn_cuTexRefGetFlags(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFlags");
         goto done;
@@ -30178,7 +30171,7 @@ static PyObject *cudart_fn_cuTexRefGetFormat(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFormat");
         goto done;
@@ -30232,7 +30225,7 @@ static PyObject *cudart_fn_cuTexRefGetMaxAnisotropy(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMaxAnisotropy");
         goto done;
@@ -30285,7 +30278,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapFilterMode(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapFilterMode");
         goto done;
@@ -30338,7 +30331,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelBias(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelBias");
         goto done;
@@ -30397,7 +30390,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelClamp(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelClamp");
         goto done;
@@ -30451,7 +30444,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmappedArray(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmappedArray");
         goto done;
@@ -30510,7 +30503,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress");
         goto done;
@@ -30563,7 +30556,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D");
         goto done;
@@ -30614,7 +30607,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D_v3(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D_v3");
         goto done;
@@ -30661,7 +30654,7 @@ static PyObject *cudart_fn_cuTexRefSetAddressMode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddressMode");
         goto done;
@@ -30717,7 +30710,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress_v2");
         goto done;
@@ -30767,7 +30760,7 @@ static PyObject *cudart_fn_cuTexRefSetArray(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetArray");
         goto done;
@@ -30818,7 +30811,7 @@ static PyObject *cudart_fn_cuTexRefSetBorderColor(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetBorderColor");
         goto done;
@@ -30864,7 +30857,7 @@ static PyObject *cudart_fn_cuTexRefSetFilterMode(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFilterMode");
         goto done;
@@ -30907,7 +30900,7 @@ static PyObject *cudart_fn_cuTexRefSetFlags(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFlags");
         goto done;
@@ -30953,7 +30946,7 @@ static PyObject *cudart_fn_cuTexRefSetFormat(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFormat");
         goto done;
@@ -30996,7 +30989,7 @@ static PyObject *cudart_fn_cuTexRefSetMaxAnisotropy(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMaxAnisotropy");
         goto done;
@@ -31039,7 +31032,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapFilterMode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapFilterMode");
         goto done;
@@ -31082,7 +31075,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelBias(PyObject *self, PyObject *
         goto done;
     if (cudart_double(args[1], 1, &d1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelBias");
         goto done;
@@ -31128,7 +31121,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelClamp(PyObject *self, PyObject 
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelClamp");
         goto done;
@@ -31175,7 +31168,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmappedArray(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmappedArray");
         goto done;
@@ -31222,7 +31215,7 @@ static PyObject *cudart_fn_cuThreadExchangeStreamCaptureMode(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuThreadExchangeStreamCaptureMode");
         goto done;
@@ -31284,7 +31277,7 @@ static PyObject *cudart_fn_cuUserObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectCreate");
         goto done;
@@ -31331,7 +31324,7 @@ static PyObject *cudart_fn_cuUserObjectRelease(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRelease");
         goto done;
@@ -31374,7 +31367,7 @@ static PyObject *cudart_fn_cuUserObjectRetain(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRetain");
         goto done;
@@ -31431,7 +31424,7 @@ static PyObject *cudart_fn_cuWaitExternalSemaphoresAsync(PyObject *self, PyObjec
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuWaitExternalSemaphoresAsync");
         goto done;
@@ -31941,7 +31934,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -31959,7 +31952,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[0] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[0]) &&
         cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31994,7 +31987,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32012,7 +32005,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[1] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[1]) &&
         cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32047,7 +32040,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32065,7 +32058,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[2] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[2]) &&
         cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32100,7 +32093,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32118,7 +32111,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[3] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[3]) &&
         cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32150,12 +32143,13 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuArrayDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUarray;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hArray", "cuArrayDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUarray, &site0, "hArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -32172,7 +32166,7 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[4] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[4]) &&
         cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32216,7 +32210,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32234,7 +32228,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[5] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[5]) &&
         cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32273,7 +32267,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32291,7 +32285,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[6] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
         cudart_c_report("cuCheckpointProcessCheckpoint", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32326,7 +32320,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32344,7 +32338,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[7] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
         cudart_c_report("cuCheckpointProcessGetRestoreThreadId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32379,7 +32373,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32397,7 +32391,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[8] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
         cudart_c_report("cuCheckpointProcessGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32436,7 +32430,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32454,7 +32448,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[9] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
         cudart_c_report("cuCheckpointProcessLock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32493,7 +32487,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32511,7 +32505,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[10] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
         cudart_c_report("cuCheckpointProcessRestore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32550,7 +32544,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32568,7 +32562,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[11] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
         cudart_c_report("cuCheckpointProcessUnlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32600,7 +32594,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32618,7 +32612,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[12] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCoredumpDeregisterCompleteCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32650,7 +32644,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32668,7 +32662,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[13] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCoredumpDeregisterStartCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32714,7 +32708,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32732,7 +32726,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[14] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32778,7 +32772,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32796,7 +32790,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[15] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32842,7 +32836,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32860,7 +32854,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[16] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32906,7 +32900,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32924,7 +32918,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[17] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32973,7 +32967,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32991,7 +32985,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[18] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33040,7 +33034,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33058,7 +33052,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[19] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33090,12 +33084,13 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUcontext, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -33112,7 +33107,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[20] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33146,12 +33141,13 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuCtxDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUcontext, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -33168,7 +33164,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[21] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33202,7 +33198,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33220,7 +33216,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[22] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33259,7 +33255,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33277,7 +33273,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[23] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33312,7 +33308,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33330,7 +33326,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[24] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33365,7 +33361,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33383,7 +33379,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[25] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33411,7 +33407,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33429,7 +33425,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[26] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33457,7 +33453,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33473,7 +33469,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[27] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33501,7 +33497,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33517,7 +33513,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[28] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33552,7 +33548,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33570,7 +33566,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[29] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33598,7 +33594,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33616,7 +33612,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33651,7 +33647,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33669,7 +33665,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33704,7 +33700,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33722,7 +33718,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33753,7 +33749,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33771,7 +33767,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33805,7 +33801,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33823,7 +33819,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33851,7 +33847,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33869,7 +33865,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33901,7 +33897,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33919,7 +33915,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33951,7 +33947,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33969,7 +33965,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34008,7 +34004,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34026,7 +34022,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34051,7 +34047,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34069,7 +34065,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34101,7 +34097,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34119,7 +34115,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34151,7 +34147,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34169,7 +34165,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34201,7 +34197,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34219,7 +34215,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34258,7 +34254,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34276,7 +34272,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34301,7 +34297,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34319,7 +34315,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34351,7 +34347,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34369,7 +34365,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34408,7 +34404,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34426,7 +34422,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34458,12 +34454,13 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuDestroyExternalMemory", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalMemory;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cuDestroyExternalMemory") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUexternalMemory, &site0, "extMem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -34480,7 +34477,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34514,12 +34511,13 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_CUexternalSemaphore, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuDestroyExternalSemaphore", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalSemaphore;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cuDestroyExternalSemaphore") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUexternalSemaphore, &site0, "extSem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -34536,7 +34534,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34580,7 +34578,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34598,7 +34596,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34640,7 +34638,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34658,7 +34656,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34693,7 +34691,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34711,7 +34709,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34753,7 +34751,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34771,7 +34769,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34799,7 +34797,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34817,7 +34815,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34852,7 +34850,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34870,7 +34868,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34912,7 +34910,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34930,7 +34928,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34965,7 +34963,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34983,7 +34981,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35029,7 +35027,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35047,7 +35045,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35096,7 +35094,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35114,7 +35112,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35163,7 +35161,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35181,7 +35179,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35213,7 +35211,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35231,7 +35229,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35269,7 +35267,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35287,7 +35285,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35325,7 +35323,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35343,7 +35341,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35375,7 +35373,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35393,7 +35391,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35425,7 +35423,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35443,7 +35441,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35475,7 +35473,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35493,7 +35491,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35528,7 +35526,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35546,7 +35544,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35585,7 +35583,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35603,7 +35601,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35642,7 +35640,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35660,7 +35658,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35699,7 +35697,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35717,7 +35715,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35752,7 +35750,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35770,7 +35768,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35805,7 +35803,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35823,7 +35821,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35862,12 +35860,13 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         if (!cudart_c_handle(x, cudart_handle_CUasyncCallbackHandle, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site1 = {"cuDeviceUnregisterAsyncNotification", NULL, NULL};
     int claimed1 = Py_TYPE(x1) == cudart_handle_CUasyncCallbackHandle;
-    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cuDeviceUnregisterAsyncNotification") < 0)
+    if (claimed1 && (claimed1 = cudart_c_claim(x1, a1, cudart_handle_CUasyncCallbackHandle, &site1, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -35884,7 +35883,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35914,7 +35913,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35930,7 +35929,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[73] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35965,7 +35964,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35983,7 +35982,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36015,12 +36014,13 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuEventDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUevent, &site0, "hEvent")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -36037,7 +36037,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36071,12 +36071,13 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuEventDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUevent, &site0, "hEvent")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -36093,7 +36094,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36137,7 +36138,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36155,7 +36156,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36197,7 +36198,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36215,7 +36216,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36247,7 +36248,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36265,7 +36266,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36304,7 +36305,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36322,7 +36323,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36368,7 +36369,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36386,7 +36387,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36418,7 +36419,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36436,7 +36437,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36478,7 +36479,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36496,7 +36497,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36538,7 +36539,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36556,7 +36557,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36595,7 +36596,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesScope_enum, cudart_member_CUflushGPUDirectRDMAWritesScope_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36613,7 +36614,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36655,7 +36656,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36673,7 +36674,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36708,7 +36709,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36726,7 +36727,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36761,7 +36762,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36779,7 +36780,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36824,7 +36825,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36842,7 +36843,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36883,7 +36884,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36901,7 +36902,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36933,7 +36934,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36951,7 +36952,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36997,7 +36998,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37015,7 +37016,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37054,7 +37055,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37072,7 +37073,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37107,7 +37108,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37125,7 +37126,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37181,7 +37182,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37199,7 +37200,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37255,7 +37256,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37273,7 +37274,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37333,7 +37334,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37351,7 +37352,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37411,7 +37412,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37429,7 +37430,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37478,7 +37479,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37496,7 +37497,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37552,7 +37553,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37570,7 +37571,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37626,7 +37627,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37644,7 +37645,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37700,7 +37701,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37718,7 +37719,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37774,7 +37775,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37792,7 +37793,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37848,7 +37849,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37866,7 +37867,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37922,7 +37923,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37940,7 +37941,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37996,7 +37997,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38014,7 +38015,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38070,7 +38071,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38088,7 +38089,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38151,7 +38152,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38169,7 +38170,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38232,7 +38233,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38250,7 +38251,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38313,7 +38314,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38331,7 +38332,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38394,7 +38395,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38412,7 +38413,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38451,7 +38452,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38469,7 +38470,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38504,7 +38505,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38522,7 +38523,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38578,7 +38579,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38596,7 +38597,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38631,7 +38632,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38649,7 +38650,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38681,12 +38682,13 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraph;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraph", "cuGraphDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraph, &site0, "hGraph")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -38703,7 +38705,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38739,12 +38741,13 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphDestroyNode", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphNode;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hNode", "cuGraphDestroyNode") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphNode, &site0, "hNode")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -38761,7 +38764,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38798,7 +38801,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38816,7 +38819,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38855,7 +38858,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38873,7 +38876,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38908,7 +38911,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38926,7 +38929,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38965,7 +38968,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38983,7 +38986,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39029,7 +39032,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39047,7 +39050,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39093,7 +39096,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39111,7 +39114,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39143,12 +39146,13 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphExecDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphExec;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraphExec", "cuGraphExecDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphExec, &site0, "hGraphExec")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -39165,7 +39169,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39215,7 +39219,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39233,7 +39237,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39279,7 +39283,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39297,7 +39301,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39343,7 +39347,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39361,7 +39365,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39407,7 +39411,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39425,7 +39429,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39460,7 +39464,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39478,7 +39482,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39513,7 +39517,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39531,7 +39535,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39577,7 +39581,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39595,7 +39599,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39641,7 +39645,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39659,7 +39663,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39712,7 +39716,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39730,7 +39734,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39783,7 +39787,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39801,7 +39805,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39847,7 +39851,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39865,7 +39869,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39904,7 +39908,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39922,7 +39926,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39961,7 +39965,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39979,7 +39983,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40014,7 +40018,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40032,7 +40036,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40071,7 +40075,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40089,7 +40093,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40128,7 +40132,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40146,7 +40150,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40185,7 +40189,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40203,7 +40207,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40242,7 +40246,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40260,7 +40264,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40295,7 +40299,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40313,7 +40317,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40352,7 +40356,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40370,7 +40374,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40409,7 +40413,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40427,7 +40431,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40469,7 +40473,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40487,7 +40491,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40522,7 +40526,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40540,7 +40544,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40582,7 +40586,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40600,7 +40604,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40635,7 +40639,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40653,7 +40657,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40688,7 +40692,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40706,7 +40710,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40741,7 +40745,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40759,7 +40763,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40805,7 +40809,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40823,7 +40827,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40862,7 +40866,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40880,7 +40884,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40926,7 +40930,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40944,7 +40948,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41004,7 +41008,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41022,7 +41026,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41082,7 +41086,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41100,7 +41104,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41153,7 +41157,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41171,7 +41175,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41210,7 +41214,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41228,7 +41232,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41274,7 +41278,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41292,7 +41296,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41327,7 +41331,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41345,7 +41349,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41383,7 +41387,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41401,7 +41405,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41445,7 +41449,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41463,7 +41467,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41508,7 +41512,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41526,7 +41530,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41565,7 +41569,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41583,7 +41587,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41632,7 +41636,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41650,7 +41654,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41696,7 +41700,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41714,7 +41718,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41746,12 +41750,13 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphicsUnregisterResource", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphicsResource;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cuGraphicsUnregisterResource") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphicsResource, &site0, "resource")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -41768,7 +41773,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41819,7 +41824,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41837,7 +41842,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41869,12 +41874,13 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGreenCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgreenCtx;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hCtx", "cuGreenCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgreenCtx, &site0, "hCtx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -41891,7 +41897,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41928,7 +41934,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41946,7 +41952,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41985,7 +41991,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42003,7 +42009,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42052,7 +42058,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42070,7 +42076,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42109,7 +42115,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42127,7 +42133,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42162,7 +42168,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42180,7 +42186,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42215,7 +42221,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42233,7 +42239,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42265,7 +42271,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42283,7 +42289,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42315,7 +42321,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42333,7 +42339,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42382,7 +42388,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42400,7 +42406,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42435,7 +42441,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42453,7 +42459,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42488,7 +42494,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42506,7 +42512,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42541,7 +42547,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42559,7 +42565,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42604,7 +42610,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42622,7 +42628,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42681,7 +42687,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42699,7 +42705,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42745,7 +42751,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42763,7 +42769,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42798,7 +42804,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42816,7 +42822,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42851,7 +42857,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42869,7 +42875,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42901,12 +42907,13 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLibraryUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlibrary;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cuLibraryUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlibrary, &site0, "library")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -42923,7 +42930,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42963,7 +42970,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42981,7 +42988,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43036,7 +43043,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43054,7 +43061,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43103,7 +43110,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43121,7 +43128,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43153,12 +43160,13 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLinkDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlinkState;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "state", "cuLinkDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlinkState, &site0, "state")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -43175,7 +43183,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43212,7 +43220,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43230,7 +43238,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43262,12 +43270,13 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUlogsCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLogsUnregisterCallback", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlogsCallbackHandle;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "callback", "cuLogsUnregisterCallback") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlogsCallbackHandle, &site0, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -43284,7 +43293,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43325,7 +43334,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43343,7 +43352,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43399,7 +43408,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43417,7 +43426,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43452,7 +43461,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43470,7 +43479,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43512,7 +43521,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43530,7 +43539,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43579,7 +43588,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43597,7 +43606,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43639,7 +43648,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43657,7 +43666,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43709,7 +43718,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43727,7 +43736,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43785,7 +43794,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43803,7 +43812,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43844,7 +43853,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43862,7 +43871,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43918,7 +43927,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43936,7 +43945,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44017,7 +44026,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44035,7 +44044,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44095,7 +44104,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44113,7 +44122,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44145,7 +44154,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44163,7 +44172,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44202,7 +44211,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44220,7 +44229,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44252,7 +44261,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44270,7 +44279,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44302,7 +44311,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44320,7 +44329,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44362,7 +44371,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44380,7 +44389,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44418,7 +44427,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44436,7 +44445,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44480,7 +44489,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44498,7 +44507,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44546,7 +44555,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationGranularity_flags_enum, cudart_member_CUmemAllocationGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44564,7 +44573,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44606,7 +44615,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44624,7 +44633,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44655,7 +44664,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44673,7 +44682,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -44710,7 +44719,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44728,7 +44737,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -44776,7 +44785,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44794,7 +44803,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44836,7 +44845,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44854,7 +44863,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44896,7 +44905,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44914,7 +44923,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44949,7 +44958,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44967,7 +44976,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[220] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45013,7 +45022,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45031,7 +45040,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[221] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45077,7 +45086,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45095,7 +45104,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[222] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45127,7 +45136,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45145,7 +45154,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[223] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45205,7 +45214,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45223,7 +45232,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[224] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45269,7 +45278,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45287,7 +45296,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[225] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45322,7 +45331,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45340,7 +45349,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[226] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45372,12 +45381,13 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuMemPoolDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmemoryPool;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "pool", "cuMemPoolDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmemoryPool, &site0, "pool")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -45394,7 +45404,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[227] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45438,7 +45448,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45456,7 +45466,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[228] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45505,7 +45515,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45523,7 +45533,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[229] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45565,7 +45575,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45583,7 +45593,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[230] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45629,7 +45639,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45647,7 +45657,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[231] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45686,7 +45696,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45704,7 +45714,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[232] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45785,7 +45795,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45803,7 +45813,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[233] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45835,7 +45845,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45853,7 +45863,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[234] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45906,7 +45916,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45924,7 +45934,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[235] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45970,7 +45980,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45988,7 +45998,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[236] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46027,7 +46037,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46045,7 +46055,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[237] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46091,7 +46101,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46109,7 +46119,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[238] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46141,7 +46151,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46159,7 +46169,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[239] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46198,7 +46208,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46216,7 +46226,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[240] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46255,7 +46265,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46273,7 +46283,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[241] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46305,7 +46315,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46323,7 +46333,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[242] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46355,7 +46365,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46373,7 +46383,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[243] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46405,7 +46415,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46423,7 +46433,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[244] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46455,7 +46465,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46473,7 +46483,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[245] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46512,7 +46522,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46530,7 +46540,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[246] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46569,7 +46579,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46587,7 +46597,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[247] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46640,7 +46650,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46658,7 +46668,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[248] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46711,7 +46721,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46729,7 +46739,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[249] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46761,7 +46771,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46779,7 +46789,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[250] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46818,7 +46828,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46836,7 +46846,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[251] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46882,7 +46892,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46900,7 +46910,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[252] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46932,7 +46942,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46950,7 +46960,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[253] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47003,7 +47013,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47021,7 +47031,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[254] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47081,7 +47091,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47099,7 +47109,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[255] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47159,7 +47169,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47177,7 +47187,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[256] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47230,7 +47240,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47248,7 +47258,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[257] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47301,7 +47311,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47319,7 +47329,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[258] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47372,7 +47382,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47390,7 +47400,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[259] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47450,7 +47460,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47468,7 +47478,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[260] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47528,7 +47538,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47546,7 +47556,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[261] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47599,7 +47609,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47617,7 +47627,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[262] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47698,7 +47708,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47716,7 +47726,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[263] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47797,7 +47807,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47815,7 +47825,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[264] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47868,7 +47878,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47886,7 +47896,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[265] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47939,7 +47949,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47957,7 +47967,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[266] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48003,7 +48013,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48021,7 +48031,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[267] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48074,7 +48084,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48092,7 +48102,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[268] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48145,7 +48155,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48163,7 +48173,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[269] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48209,7 +48219,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48227,7 +48237,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[270] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48273,7 +48283,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48291,7 +48301,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[271] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48344,7 +48354,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48362,7 +48372,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[272] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48415,7 +48425,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48433,7 +48443,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[273] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48479,7 +48489,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48497,7 +48507,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[274] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48550,7 +48560,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48568,7 +48578,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[275] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48628,7 +48638,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48646,7 +48656,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[276] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48706,7 +48716,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48724,7 +48734,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[277] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48777,7 +48787,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48795,7 +48805,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[278] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48841,7 +48851,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48859,7 +48869,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[279] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48912,7 +48922,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48930,7 +48940,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[280] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48983,7 +48993,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49001,7 +49011,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[281] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49047,7 +49057,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49065,7 +49075,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[282] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49125,7 +49135,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49143,7 +49153,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[283] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49210,7 +49220,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49228,7 +49238,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[284] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49288,7 +49298,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49306,7 +49316,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[285] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49352,7 +49362,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49370,7 +49380,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[286] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49423,7 +49433,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49441,7 +49451,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[287] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49487,7 +49497,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49505,7 +49515,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[288] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49565,7 +49575,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49583,7 +49593,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[289] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49650,7 +49660,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49668,7 +49678,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[290] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49728,7 +49738,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49746,7 +49756,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[291] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49806,7 +49816,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49824,7 +49834,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[292] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49891,7 +49901,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49909,7 +49919,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[293] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49969,7 +49979,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49987,7 +49997,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[294] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50047,7 +50057,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50065,7 +50075,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[295] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50132,7 +50142,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50150,7 +50160,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[296] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50210,7 +50220,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50228,7 +50238,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[297] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50274,7 +50284,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50292,7 +50302,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[298] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50345,7 +50355,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50363,7 +50373,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[299] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50409,7 +50419,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50427,7 +50437,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[300] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50473,7 +50483,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50491,7 +50501,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[301] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50544,7 +50554,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50562,7 +50572,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[302] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50608,7 +50618,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50626,7 +50636,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[303] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50668,7 +50678,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50686,7 +50696,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[304] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50718,12 +50728,13 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuMipmappedArrayDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmipmappedArray;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hMipmappedArray", "cuMipmappedArrayDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmipmappedArray, &site0, "hMipmappedArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -50740,7 +50751,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[305] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50784,7 +50795,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50802,7 +50813,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[306] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50837,7 +50848,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50855,7 +50866,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[307] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50883,7 +50894,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50901,7 +50912,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[308] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -50933,12 +50944,13 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuModuleUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmodule;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hmod", "cuModuleUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmodule, &site0, "hmod")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -50955,7 +50967,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[309] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50996,7 +51008,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51014,7 +51026,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[310] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51074,7 +51086,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51092,7 +51104,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[311] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51159,7 +51171,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51177,7 +51189,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[312] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51244,7 +51256,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51262,7 +51274,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[313] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51336,7 +51348,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51354,7 +51366,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[314] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51396,7 +51408,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         if (!(cudart_c_enum(x, cudart_enum_CUmulticastGranularity_flags_enum, cudart_member_CUmulticastGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51414,7 +51426,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[315] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51467,7 +51479,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51485,7 +51497,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[316] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51534,7 +51546,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51552,7 +51564,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[317] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51601,7 +51613,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51619,7 +51631,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[318] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51675,7 +51687,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51693,7 +51705,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[319] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51735,7 +51747,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51753,7 +51765,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[320] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51795,7 +51807,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51813,7 +51825,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[321] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51866,7 +51878,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51884,7 +51896,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[322] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51937,7 +51949,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51955,7 +51967,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[323] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52008,7 +52020,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52026,7 +52038,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[324] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52079,7 +52091,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52097,7 +52109,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[325] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52136,7 +52148,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52154,7 +52166,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[326] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52193,7 +52205,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52211,7 +52223,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[327] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52278,7 +52290,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52296,7 +52308,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[328] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52335,7 +52347,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52353,7 +52365,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[329] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52392,7 +52404,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52410,7 +52422,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[330] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52445,7 +52457,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52463,7 +52475,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[331] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
         cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52505,7 +52517,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52523,7 +52535,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[332] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
         cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52555,12 +52567,13 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuStreamDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUstream, &site0, "hStream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -52577,7 +52590,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[333] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52611,12 +52624,13 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuStreamDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUstream, &site0, "hStream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -52633,7 +52647,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[334] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52670,7 +52684,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52688,7 +52702,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[335] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52720,7 +52734,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52738,7 +52752,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[336] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52773,7 +52787,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52791,7 +52805,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[337] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52829,7 +52843,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52847,7 +52861,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[338] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52888,7 +52902,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52906,7 +52920,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[339] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52941,7 +52955,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52959,7 +52973,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[340] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52994,7 +53008,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53012,7 +53026,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[341] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53047,7 +53061,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53065,7 +53079,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[342] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53100,7 +53114,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53118,7 +53132,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[343] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53153,7 +53167,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53171,7 +53185,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[344] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53203,7 +53217,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53221,7 +53235,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[345] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53253,7 +53267,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53271,7 +53285,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[346] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53331,7 +53345,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53349,7 +53363,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[347] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53409,7 +53423,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53427,7 +53441,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[348] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53473,7 +53487,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53491,7 +53505,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[349] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53544,7 +53558,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53562,7 +53576,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[350] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53615,7 +53629,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53633,7 +53647,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[351] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53686,7 +53700,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53704,7 +53718,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[352] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53757,7 +53771,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53775,7 +53789,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[353] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[353]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53828,7 +53842,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53846,7 +53860,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[354] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[354]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53899,7 +53913,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53917,7 +53931,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[355] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[355]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53970,7 +53984,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53988,7 +54002,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[356] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[356]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54041,7 +54055,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54059,7 +54073,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[357] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[357]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54091,7 +54105,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54109,7 +54123,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[358] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[358]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54148,7 +54162,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54166,7 +54180,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[359] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[359]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54198,7 +54212,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54216,7 +54230,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[360] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[360]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54255,7 +54269,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54273,7 +54287,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[361] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[361]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54312,7 +54326,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54330,7 +54344,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[362] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[362]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54383,7 +54397,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54401,7 +54415,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[363] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[363]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55622,10 +55636,12 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        CUDART_STORE_RELAXED(cudart_checked_reports[i],
+                             (char)(PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL));
         Py_INCREF(ref);
-        CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        PyObject *fn = CUDART_REPLACE(*cudart_checked_references[i], ref) < 0
+                           ? NULL
+                           : cudart_checked_new(cudart_checked_calls[i]);
         if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
@@ -56200,13 +56216,45 @@ static PyMethodDef cudart_support_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Multi-phase init (PEP 489): the module is made by CPython and filled here. Its state is
+ * the file's static variables (the slots, the caches), shared by every module object made
+ * from this file, hence one interpreter only; and nothing in it relies on the GIL
+ * (_cthreads.h), so a free-threaded interpreter keeps the GIL off when it imports it. */
+static int cudart_exec(PyObject *module)
+{
+    /* Once per process: a module made again from this file (a re-import) shares it. */
+    static int ready;
+    if (cudart_main_interpreter_only("cudart._fast_driver_13020") < 0)
+        return -1;
+    if (!CUDART_LOAD_ACQUIRE(ready)) {
+        cudart_slots = cudart_slot_table;
+        cudart_slot_names = cudart_slot_name_table;
+        cudart_slot_count = cudart_slot_count_;
+        cudart_function_defs = cudart_methods;
+        if (cudart_init_support() < 0)
+            return -1;
+        CUDART_STORE_RELEASE(ready, 1);
+    }
+    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13020) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot cudart_module_slots[] = {
+    {Py_mod_exec, (void *)cudart_exec},
+    CUDART_MODULE_THREAD_SLOTS
+    {0, NULL},
+};
+
 static struct PyModuleDef cudart_module = {
     PyModuleDef_HEAD_INIT,
     "cudart._fast_driver_13020",
     "The compiled backend of cudart.driver_13020 (generated).",
-    -1,
+    0,
     cudart_support_methods,
-    NULL,
+    cudart_module_slots,
     NULL,
     NULL,
     NULL,
@@ -56214,20 +56262,5 @@ static struct PyModuleDef cudart_module = {
 
 PyMODINIT_FUNC PyInit__fast_driver_13020(void)
 {
-    cudart_slots = cudart_slot_table;
-    cudart_slot_names = cudart_slot_name_table;
-    cudart_slot_count = cudart_slot_count_;
-    cudart_function_defs = cudart_methods;
-    if (cudart_init_support() < 0)
-        return NULL;
-    PyObject *module = PyModule_Create(&cudart_module);
-    if (!module)
-        return NULL;
-    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13020) < 0 ||
-        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&cudart_module);
 }

@@ -6,15 +6,8 @@
  * says how it is made, cudart/_fastcall.h what each conversion takes). 566 functions,
  * each bound by cudart._backend with dlsym in the libcuda the loader chose.
  */
-#ifndef Py_LIMITED_API
-#define Py_LIMITED_API 0x030B0000
-#endif
-#define PY_SSIZE_T_CLEAN
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#include <Python.h>
-#pragma GCC diagnostic pop
+/* Python.h on the limited API with a GIL, the full API without (_capi.h says why). */
+#include "_capi.h"
 #include <stddef.h>
 
 /* The raw module whose record classes the functions' records are (_fastcall.h). */
@@ -2932,7 +2925,7 @@ static PyObject *cudart_fn_cuArray3DCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate");
         goto done;
@@ -2985,7 +2978,7 @@ static PyObject *cudart_fn_cuArray3DCreate_v2(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DCreate_v2");
         goto done;
@@ -3032,7 +3025,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor");
         goto done;
@@ -3077,7 +3070,7 @@ static PyObject *cudart_fn_cuArray3DGetDescriptor_v2(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArray3DGetDescriptor_v2");
         goto done;
@@ -3128,7 +3121,7 @@ static PyObject *cudart_fn_cuArrayCreate(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate");
         goto done;
@@ -3181,7 +3174,7 @@ static PyObject *cudart_fn_cuArrayCreate_v2(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayCreate_v2");
         goto done;
@@ -3224,7 +3217,7 @@ static PyObject *cudart_fn_cuArrayDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayDestroy");
         goto done;
@@ -3268,7 +3261,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor");
         goto done;
@@ -3313,7 +3306,7 @@ static PyObject *cudart_fn_cuArrayGetDescriptor_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetDescriptor_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetDescriptor_v2");
         goto done;
@@ -3361,7 +3354,7 @@ static PyObject *cudart_fn_cuArrayGetMemoryRequirements(PyObject *self, PyObject
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetMemoryRequirements");
         goto done;
@@ -3415,7 +3408,7 @@ static PyObject *cudart_fn_cuArrayGetPlane(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetPlane");
         goto done;
@@ -3462,7 +3455,7 @@ static PyObject *cudart_fn_cuArrayGetSparseProperties(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuArrayGetSparseProperties");
         goto done;
@@ -3506,7 +3499,7 @@ static PyObject *cudart_fn_cuCheckpointProcessCheckpoint(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessCheckpoint");
         goto done;
@@ -3555,7 +3548,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetRestoreThreadId(PyObject *self,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetRestoreThreadId");
         goto done;
@@ -3606,7 +3599,7 @@ static PyObject *cudart_fn_cuCheckpointProcessGetState(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessGetState");
         goto done;
@@ -3651,7 +3644,7 @@ static PyObject *cudart_fn_cuCheckpointProcessLock(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessLock");
         goto done;
@@ -3694,7 +3687,7 @@ static PyObject *cudart_fn_cuCheckpointProcessRestore(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessRestore");
         goto done;
@@ -3737,7 +3730,7 @@ static PyObject *cudart_fn_cuCheckpointProcessUnlock(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCheckpointProcessUnlock");
         goto done;
@@ -3777,7 +3770,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterCompleteCallback(PyObject *self, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterCompleteCallback");
         goto done;
@@ -3817,7 +3810,7 @@ static PyObject *cudart_fn_cuCoredumpDeregisterStartCallback(PyObject *self, PyO
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpDeregisterStartCallback");
         goto done;
@@ -3870,7 +3863,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttribute");
         goto done;
@@ -3926,7 +3919,7 @@ static PyObject *cudart_fn_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpGetAttributeGlobal");
         goto done;
@@ -3983,7 +3976,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterCompleteCallback(PyObject *self, Py
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterCompleteCallback");
         goto done;
@@ -4041,7 +4034,7 @@ static PyObject *cudart_fn_cuCoredumpRegisterStartCallback(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpRegisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpRegisterStartCallback");
         goto done;
@@ -4098,7 +4091,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttribute(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttribute");
         goto done;
@@ -4154,7 +4147,7 @@ static PyObject *cudart_fn_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCoredumpSetAttributeGlobal");
         goto done;
@@ -4206,7 +4199,7 @@ static PyObject *cudart_fn_cuCtxAttach(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxAttach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxAttach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxAttach");
         goto done;
@@ -4264,7 +4257,7 @@ static PyObject *cudart_fn_cuCtxCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate");
         goto done;
@@ -4323,7 +4316,7 @@ static PyObject *cudart_fn_cuCtxCreate_v4(PyObject *self, PyObject *const *args,
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxCreate_v4");
         goto done;
@@ -4366,7 +4359,7 @@ static PyObject *cudart_fn_cuCtxDestroy(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy");
         goto done;
@@ -4406,7 +4399,7 @@ static PyObject *cudart_fn_cuCtxDestroy_v2(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDestroy_v2");
         goto done;
@@ -4446,7 +4439,7 @@ static PyObject *cudart_fn_cuCtxDetach(PyObject *self, PyObject *const *args, Py
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDetach];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDetach]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDetach");
         goto done;
@@ -4486,7 +4479,7 @@ static PyObject *cudart_fn_cuCtxDisablePeerAccess(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxDisablePeerAccess");
         goto done;
@@ -4529,7 +4522,7 @@ static PyObject *cudart_fn_cuCtxEnablePeerAccess(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxEnablePeerAccess");
         goto done;
@@ -4579,7 +4572,7 @@ static PyObject *cudart_fn_cuCtxFromGreenCtx(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxFromGreenCtx");
         goto done;
@@ -4632,7 +4625,7 @@ static PyObject *cudart_fn_cuCtxGetApiVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetApiVersion");
         goto done;
@@ -4681,7 +4674,7 @@ static PyObject *cudart_fn_cuCtxGetCacheConfig(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCacheConfig");
         goto done;
@@ -4729,7 +4722,7 @@ static PyObject *cudart_fn_cuCtxGetCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetCurrent");
         goto done;
@@ -4776,7 +4769,7 @@ static PyObject *cudart_fn_cuCtxGetDevResource(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevResource");
         goto done;
@@ -4823,7 +4816,7 @@ static PyObject *cudart_fn_cuCtxGetDevice(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice");
         goto done;
@@ -4873,7 +4866,7 @@ static PyObject *cudart_fn_cuCtxGetDevice_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetDevice_v2");
         goto done;
@@ -4919,7 +4912,7 @@ static PyObject *cudart_fn_cuCtxGetExecAffinity(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetExecAffinity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetExecAffinity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetExecAffinity");
         goto done;
@@ -4965,7 +4958,7 @@ static PyObject *cudart_fn_cuCtxGetFlags(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetFlags");
         goto done;
@@ -5017,7 +5010,7 @@ static PyObject *cudart_fn_cuCtxGetId(PyObject *self, PyObject *const *args, Py_
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetId");
         goto done;
@@ -5069,7 +5062,7 @@ static PyObject *cudart_fn_cuCtxGetLimit(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetLimit");
         goto done;
@@ -5117,7 +5110,7 @@ static PyObject *cudart_fn_cuCtxGetSharedMemConfig(PyObject *self, PyObject *con
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetSharedMemConfig");
         goto done;
@@ -5171,7 +5164,7 @@ static PyObject *cudart_fn_cuCtxGetStreamPriorityRange(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxGetStreamPriorityRange");
         goto done;
@@ -5220,7 +5213,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent");
         goto done;
@@ -5268,7 +5261,7 @@ static PyObject *cudart_fn_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPopCurrent_v2");
         goto done;
@@ -5310,7 +5303,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent");
         goto done;
@@ -5350,7 +5343,7 @@ static PyObject *cudart_fn_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxPushCurrent_v2");
         goto done;
@@ -5394,7 +5387,7 @@ static PyObject *cudart_fn_cuCtxRecordEvent(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxRecordEvent");
         goto done;
@@ -5429,7 +5422,7 @@ static PyObject *cudart_fn_cuCtxResetPersistingL2Cache(PyObject *self, PyObject 
     if (cudart_arity("cuCtxResetPersistingL2Cache", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxResetPersistingL2Cache");
         goto done;
@@ -5464,7 +5457,7 @@ static PyObject *cudart_fn_cuCtxSetCacheConfig(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCacheConfig");
         goto done;
@@ -5503,7 +5496,7 @@ static PyObject *cudart_fn_cuCtxSetCurrent(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetCurrent");
         goto done;
@@ -5539,7 +5532,7 @@ static PyObject *cudart_fn_cuCtxSetFlags(PyObject *self, PyObject *const *args, 
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetFlags");
         goto done;
@@ -5577,7 +5570,7 @@ static PyObject *cudart_fn_cuCtxSetLimit(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetLimit");
         goto done;
@@ -5612,7 +5605,7 @@ static PyObject *cudart_fn_cuCtxSetSharedMemConfig(PyObject *self, PyObject *con
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSetSharedMemConfig");
         goto done;
@@ -5645,7 +5638,7 @@ static PyObject *cudart_fn_cuCtxSynchronize(PyObject *self, PyObject *const *arg
     if (cudart_arity("cuCtxSynchronize", nargs, 0) < 0)
         return NULL;
     PyObject *result = NULL;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize");
         goto done;
@@ -5684,7 +5677,7 @@ static PyObject *cudart_fn_cuCtxSynchronize_v2(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxSynchronize_v2");
         goto done;
@@ -5728,7 +5721,7 @@ static PyObject *cudart_fn_cuCtxWaitEvent(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuCtxWaitEvent");
         goto done;
@@ -5769,7 +5762,7 @@ static PyObject *cudart_fn_cuDestroyExternalMemory(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalMemory");
         goto done;
@@ -5809,7 +5802,7 @@ static PyObject *cudart_fn_cuDestroyExternalSemaphore(PyObject *self, PyObject *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDestroyExternalSemaphore");
         goto done;
@@ -5862,7 +5855,7 @@ static PyObject *cudart_fn_cuDevResourceGenerateDesc(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevResourceGenerateDesc");
         goto done;
@@ -5923,7 +5916,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplit(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplit");
         goto done;
@@ -5990,7 +5983,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplitByCount(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevSmResourceSplitByCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevSmResourceSplitByCount");
         goto done;
@@ -6047,7 +6040,7 @@ static PyObject *cudart_fn_cuDeviceCanAccessPeer(PyObject *self, PyObject *const
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceCanAccessPeer");
         goto done;
@@ -6104,7 +6097,7 @@ static PyObject *cudart_fn_cuDeviceComputeCapability(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceComputeCapability];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceComputeCapability]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceComputeCapability");
         goto done;
@@ -6156,7 +6149,7 @@ static PyObject *cudart_fn_cuDeviceGet(PyObject *self, PyObject *const *args, Py
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGet");
         goto done;
@@ -6210,7 +6203,7 @@ static PyObject *cudart_fn_cuDeviceGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetAttribute");
         goto done;
@@ -6262,7 +6255,7 @@ static PyObject *cudart_fn_cuDeviceGetByPCIBusId(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetByPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetByPCIBusId");
         goto done;
@@ -6311,7 +6304,7 @@ static PyObject *cudart_fn_cuDeviceGetCount(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetCount");
         goto done;
@@ -6362,7 +6355,7 @@ static PyObject *cudart_fn_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *c
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDefaultMemPool");
         goto done;
@@ -6410,7 +6403,7 @@ static PyObject *cudart_fn_cuDeviceGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetDevResource");
         goto done;
@@ -6462,7 +6455,7 @@ static PyObject *cudart_fn_cuDeviceGetExecAffinitySupport(PyObject *self, PyObje
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetExecAffinitySupport");
         goto done;
@@ -6510,7 +6503,7 @@ static PyObject *cudart_fn_cuDeviceGetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetGraphMemAttribute");
         goto done;
@@ -6568,7 +6561,7 @@ static PyObject *cudart_fn_cuDeviceGetHostAtomicCapabilities(PyObject *self, PyO
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetHostAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetHostAtomicCapabilities");
         goto done;
@@ -6624,7 +6617,7 @@ static PyObject *cudart_fn_cuDeviceGetLuid(PyObject *self, PyObject *const *args
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetLuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetLuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetLuid");
         goto done;
@@ -6676,7 +6669,7 @@ static PyObject *cudart_fn_cuDeviceGetMemPool(PyObject *self, PyObject *const *a
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetMemPool");
         goto done;
@@ -6724,7 +6717,7 @@ static PyObject *cudart_fn_cuDeviceGetName(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetName");
         goto done;
@@ -6770,7 +6763,7 @@ static PyObject *cudart_fn_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObje
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetNvSciSyncAttributes");
         goto done;
@@ -6831,7 +6824,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAtomicCapabilities(PyObject *self, PyOb
     if (cudart_signed(args[k++], 4, 32, &i4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAtomicCapabilities]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAtomicCapabilities");
         goto done;
@@ -6889,7 +6882,7 @@ static PyObject *cudart_fn_cuDeviceGetP2PAttribute(PyObject *self, PyObject *con
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetP2PAttribute");
         goto done;
@@ -6937,7 +6930,7 @@ static PyObject *cudart_fn_cuDeviceGetPCIBusId(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetPCIBusId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetPCIBusId");
         goto done;
@@ -6980,7 +6973,7 @@ static PyObject *cudart_fn_cuDeviceGetProperties(PyObject *self, PyObject *const
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetProperties");
         goto done;
@@ -7035,7 +7028,7 @@ static PyObject *cudart_fn_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, Py
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetTexture1DLinearMaxWidth");
         goto done;
@@ -7080,7 +7073,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid");
         goto done;
@@ -7123,7 +7116,7 @@ static PyObject *cudart_fn_cuDeviceGetUuid_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetUuid_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGetUuid_v2");
         goto done;
@@ -7159,7 +7152,7 @@ static PyObject *cudart_fn_cuDeviceGraphMemTrim(PyObject *self, PyObject *const 
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceGraphMemTrim");
         goto done;
@@ -7213,7 +7206,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxGetState");
         goto done;
@@ -7252,7 +7245,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *c
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease");
         goto done;
@@ -7287,7 +7280,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRelease_v2");
         goto done;
@@ -7322,7 +7315,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset(PyObject *self, PyObject *con
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset");
         goto done;
@@ -7357,7 +7350,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *
     long long i0;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxReset_v2");
         goto done;
@@ -7405,7 +7398,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *co
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxRetain");
         goto done;
@@ -7446,7 +7439,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags");
         goto done;
@@ -7484,7 +7477,7 @@ static PyObject *cudart_fn_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDevicePrimaryCtxSetFlags_v2");
         goto done;
@@ -7540,7 +7533,7 @@ static PyObject *cudart_fn_cuDeviceRegisterAsyncNotification(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceRegisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceRegisterAsyncNotification");
         goto done;
@@ -7590,7 +7583,7 @@ static PyObject *cudart_fn_cuDeviceSetGraphMemAttribute(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetGraphMemAttribute");
         goto done;
@@ -7633,7 +7626,7 @@ static PyObject *cudart_fn_cuDeviceSetMemPool(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceSetMemPool");
         goto done;
@@ -7682,7 +7675,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem(PyObject *self, PyObject *const *arg
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem");
         goto done;
@@ -7733,7 +7726,7 @@ static PyObject *cudart_fn_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceTotalMem_v2");
         goto done;
@@ -7778,7 +7771,7 @@ static PyObject *cudart_fn_cuDeviceUnregisterAsyncNotification(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDeviceUnregisterAsyncNotification");
         goto done;
@@ -7824,7 +7817,7 @@ static PyObject *cudart_fn_cuDriverGetVersion(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuDriverGetVersion");
         goto done;
@@ -7873,7 +7866,7 @@ static PyObject *cudart_fn_cuEventCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventCreate");
         goto done;
@@ -7915,7 +7908,7 @@ static PyObject *cudart_fn_cuEventDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy");
         goto done;
@@ -7955,7 +7948,7 @@ static PyObject *cudart_fn_cuEventDestroy_v2(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventDestroy_v2");
         goto done;
@@ -8009,7 +8002,7 @@ static PyObject *cudart_fn_cuEventElapsedTime(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime");
         goto done;
@@ -8067,7 +8060,7 @@ static PyObject *cudart_fn_cuEventElapsedTime_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventElapsedTime_v2");
         goto done;
@@ -8111,7 +8104,7 @@ static PyObject *cudart_fn_cuEventQuery(PyObject *self, PyObject *const *args, P
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventQuery");
         goto done;
@@ -8155,7 +8148,7 @@ static PyObject *cudart_fn_cuEventRecord(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecord");
         goto done;
@@ -8203,7 +8196,7 @@ static PyObject *cudart_fn_cuEventRecordWithFlags(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventRecordWithFlags");
         goto done;
@@ -8244,7 +8237,7 @@ static PyObject *cudart_fn_cuEventSynchronize(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuEventSynchronize");
         goto done;
@@ -8298,7 +8291,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedBuffer");
         goto done;
@@ -8356,7 +8349,7 @@ static PyObject *cudart_fn_cuExternalMemoryGetMappedMipmappedArray(PyObject *sel
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 120, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuExternalMemoryGetMappedMipmappedArray");
         goto done;
@@ -8399,7 +8392,7 @@ static PyObject *cudart_fn_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFlushGPUDirectRDMAWrites");
         goto done;
@@ -8451,7 +8444,7 @@ static PyObject *cudart_fn_cuFuncGetAttribute(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetAttribute");
         goto done;
@@ -8504,7 +8497,7 @@ static PyObject *cudart_fn_cuFuncGetModule(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetModule");
         goto done;
@@ -8557,7 +8550,7 @@ static PyObject *cudart_fn_cuFuncGetName(PyObject *self, PyObject *const *args, 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetName");
         goto done;
@@ -8610,7 +8603,7 @@ static PyObject *cudart_fn_cuFuncGetParamCount(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamCount");
         goto done;
@@ -8672,7 +8665,7 @@ static PyObject *cudart_fn_cuFuncGetParamInfo(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncGetParamInfo");
         goto done;
@@ -8726,7 +8719,7 @@ static PyObject *cudart_fn_cuFuncIsLoaded(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncIsLoaded");
         goto done;
@@ -8769,7 +8762,7 @@ static PyObject *cudart_fn_cuFuncLoad(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncLoad");
         goto done;
@@ -8815,7 +8808,7 @@ static PyObject *cudart_fn_cuFuncSetAttribute(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetAttribute");
         goto done;
@@ -8864,7 +8857,7 @@ static PyObject *cudart_fn_cuFuncSetBlockShape(PyObject *self, PyObject *const *
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetBlockShape];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetBlockShape]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetBlockShape");
         goto done;
@@ -8907,7 +8900,7 @@ static PyObject *cudart_fn_cuFuncSetCacheConfig(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetCacheConfig");
         goto done;
@@ -8950,7 +8943,7 @@ static PyObject *cudart_fn_cuFuncSetSharedMemConfig(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedMemConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedMemConfig");
         goto done;
@@ -8993,7 +8986,7 @@ static PyObject *cudart_fn_cuFuncSetSharedSize(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetSharedSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetSharedSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuFuncSetSharedSize");
         goto done;
@@ -9042,7 +9035,7 @@ static PyObject *cudart_fn_cuGetErrorName(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorName");
         goto done;
@@ -9091,7 +9084,7 @@ static PyObject *cudart_fn_cuGetErrorString(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetErrorString];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetErrorString]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetErrorString");
         goto done;
@@ -9141,7 +9134,7 @@ static PyObject *cudart_fn_cuGetExportTable(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetExportTable");
         goto done;
@@ -9206,7 +9199,7 @@ static PyObject *cudart_fn_cuGetProcAddress(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress");
         goto done;
@@ -9272,7 +9265,7 @@ static PyObject *cudart_fn_cuGetProcAddress_v2(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGetProcAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetProcAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGetProcAddress_v2");
         goto done;
@@ -9339,7 +9332,7 @@ static PyObject *cudart_fn_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 32, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddBatchMemOpNode");
         goto done;
@@ -9407,7 +9400,7 @@ static PyObject *cudart_fn_cuGraphAddChildGraphNode(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddChildGraphNode");
         goto done;
@@ -9475,7 +9468,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies");
         goto done;
@@ -9543,7 +9536,7 @@ static PyObject *cudart_fn_cuGraphAddDependencies_v2(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddDependencies_v2");
         goto done;
@@ -9607,7 +9600,7 @@ static PyObject *cudart_fn_cuGraphAddEmptyNode(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEmptyNode");
         goto done;
@@ -9674,7 +9667,7 @@ static PyObject *cudart_fn_cuGraphAddEventRecordNode(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventRecordNode");
         goto done;
@@ -9742,7 +9735,7 @@ static PyObject *cudart_fn_cuGraphAddEventWaitNode(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddEventWaitNode");
         goto done;
@@ -9810,7 +9803,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresSignalNode(PyObject *self
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresSignalNode");
         goto done;
@@ -9878,7 +9871,7 @@ static PyObject *cudart_fn_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddExternalSemaphoresWaitNode");
         goto done;
@@ -9946,7 +9939,7 @@ static PyObject *cudart_fn_cuGraphAddHostNode(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddHostNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddHostNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddHostNode");
         goto done;
@@ -10014,7 +10007,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode");
         goto done;
@@ -10082,7 +10075,7 @@ static PyObject *cudart_fn_cuGraphAddKernelNode_v2(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 72, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddKernelNode_v2");
         goto done;
@@ -10150,7 +10143,7 @@ static PyObject *cudart_fn_cuGraphAddMemAllocNode(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemAllocNode");
         goto done;
@@ -10217,7 +10210,7 @@ static PyObject *cudart_fn_cuGraphAddMemFreeNode(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemFreeNode");
         goto done;
@@ -10288,7 +10281,7 @@ static PyObject *cudart_fn_cuGraphAddMemcpyNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemcpyNode");
         goto done;
@@ -10361,7 +10354,7 @@ static PyObject *cudart_fn_cuGraphAddMemsetNode(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddMemsetNode");
         goto done;
@@ -10434,7 +10427,7 @@ static PyObject *cudart_fn_cuGraphAddNode(PyObject *self, PyObject *const *args,
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode");
         goto done;
@@ -10507,7 +10500,7 @@ static PyObject *cudart_fn_cuGraphAddNode_v2(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphAddNode_v2");
         goto done;
@@ -10557,7 +10550,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeGetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeGetParams");
         goto done;
@@ -10602,7 +10595,7 @@ static PyObject *cudart_fn_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphBatchMemOpNodeSetParams");
         goto done;
@@ -10653,7 +10646,7 @@ static PyObject *cudart_fn_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphChildGraphNodeGetGraph");
         goto done;
@@ -10706,7 +10699,7 @@ static PyObject *cudart_fn_cuGraphClone(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphClone");
         goto done;
@@ -10769,7 +10762,7 @@ static PyObject *cudart_fn_cuGraphConditionalHandleCreate(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphConditionalHandleCreate");
         goto done;
@@ -10822,7 +10815,7 @@ static PyObject *cudart_fn_cuGraphCreate(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphCreate");
         goto done;
@@ -10871,7 +10864,7 @@ static PyObject *cudart_fn_cuGraphDebugDotPrint(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDebugDotPrint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDebugDotPrint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDebugDotPrint");
         goto done;
@@ -10912,7 +10905,7 @@ static PyObject *cudart_fn_cuGraphDestroy(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroy");
         goto done;
@@ -10952,7 +10945,7 @@ static PyObject *cudart_fn_cuGraphDestroyNode(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphDestroyNode");
         goto done;
@@ -11002,7 +10995,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObje
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeGetEvent");
         goto done;
@@ -11049,7 +11042,7 @@ static PyObject *cudart_fn_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventRecordNodeSetEvent");
         goto done;
@@ -11100,7 +11093,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeGetEvent");
         goto done;
@@ -11147,7 +11140,7 @@ static PyObject *cudart_fn_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphEventWaitNodeSetEvent");
         goto done;
@@ -11196,7 +11189,7 @@ static PyObject *cudart_fn_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecBatchMemOpNodeSetParams");
         goto done;
@@ -11246,7 +11239,7 @@ static PyObject *cudart_fn_cuGraphExecChildGraphNodeSetParams(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecChildGraphNodeSetParams");
         goto done;
@@ -11288,7 +11281,7 @@ static PyObject *cudart_fn_cuGraphExecDestroy(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecDestroy");
         goto done;
@@ -11336,7 +11329,7 @@ static PyObject *cudart_fn_cuGraphExecEventRecordNodeSetEvent(PyObject *self, Py
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventRecordNodeSetEvent");
         goto done;
@@ -11386,7 +11379,7 @@ static PyObject *cudart_fn_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecEventWaitNodeSetEvent");
         goto done;
@@ -11436,7 +11429,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyOb
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -11486,7 +11479,7 @@ static PyObject *cudart_fn_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -11538,7 +11531,7 @@ static PyObject *cudart_fn_cuGraphExecGetFlags(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetFlags");
         goto done;
@@ -11591,7 +11584,7 @@ static PyObject *cudart_fn_cuGraphExecGetId(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecGetId");
         goto done;
@@ -11642,7 +11635,7 @@ static PyObject *cudart_fn_cuGraphExecHostNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecHostNodeSetParams");
         goto done;
@@ -11692,7 +11685,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams");
         goto done;
@@ -11742,7 +11735,7 @@ static PyObject *cudart_fn_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyO
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecKernelNodeSetParams_v2");
         goto done;
@@ -11796,7 +11789,7 @@ static PyObject *cudart_fn_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemcpyNodeSetParams");
         goto done;
@@ -11851,7 +11844,7 @@ static PyObject *cudart_fn_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObje
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecMemsetNodeSetParams");
         goto done;
@@ -11902,7 +11895,7 @@ static PyObject *cudart_fn_cuGraphExecNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecNodeSetParams");
         goto done;
@@ -11952,7 +11945,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate");
         goto done;
@@ -12002,7 +11995,7 @@ static PyObject *cudart_fn_cuGraphExecUpdate_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecUpdate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExecUpdate_v2");
         goto done;
@@ -12048,7 +12041,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeGetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
@@ -12093,7 +12086,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
@@ -12138,7 +12131,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeGetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
@@ -12183,7 +12176,7 @@ static PyObject *cudart_fn_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
@@ -12250,7 +12243,7 @@ static PyObject *cudart_fn_cuGraphGetEdges(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges");
         goto done;
@@ -12322,7 +12315,7 @@ static PyObject *cudart_fn_cuGraphGetEdges_v2(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetEdges_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetEdges_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetEdges_v2");
         goto done;
@@ -12378,7 +12371,7 @@ static PyObject *cudart_fn_cuGraphGetId(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetId");
         goto done;
@@ -12437,7 +12430,7 @@ static PyObject *cudart_fn_cuGraphGetNodes(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetNodes");
         goto done;
@@ -12497,7 +12490,7 @@ static PyObject *cudart_fn_cuGraphGetRootNodes(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetRootNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetRootNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphGetRootNodes");
         goto done;
@@ -12545,7 +12538,7 @@ static PyObject *cudart_fn_cuGraphHostNodeGetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeGetParams");
         goto done;
@@ -12590,7 +12583,7 @@ static PyObject *cudart_fn_cuGraphHostNodeSetParams(PyObject *self, PyObject *co
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphHostNodeSetParams");
         goto done;
@@ -12644,7 +12637,7 @@ static PyObject *cudart_fn_cuGraphInstantiate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiate");
         goto done;
@@ -12700,7 +12693,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithFlags(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithFlags");
         goto done;
@@ -12757,7 +12750,7 @@ static PyObject *cudart_fn_cuGraphInstantiateWithParams(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphInstantiateWithParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphInstantiateWithParams");
         goto done;
@@ -12805,7 +12798,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObj
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeCopyAttributes");
         goto done;
@@ -12853,7 +12846,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetAttribute");
         goto done;
@@ -12898,7 +12891,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams");
         goto done;
@@ -12943,7 +12936,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeGetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeGetParams_v2");
         goto done;
@@ -12991,7 +12984,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetAttribute");
         goto done;
@@ -13036,7 +13029,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams");
         goto done;
@@ -13081,7 +13074,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 72, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphKernelNodeSetParams_v2");
         goto done;
@@ -13126,7 +13119,7 @@ static PyObject *cudart_fn_cuGraphLaunch(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphLaunch");
         goto done;
@@ -13171,7 +13164,7 @@ static PyObject *cudart_fn_cuGraphMemAllocNodeGetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemAllocNodeGetParams");
         goto done;
@@ -13222,7 +13215,7 @@ static PyObject *cudart_fn_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemFreeNodeGetParams");
         goto done;
@@ -13269,7 +13262,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeGetParams");
         goto done;
@@ -13314,7 +13307,7 @@ static PyObject *cudart_fn_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 200, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemcpyNodeSetParams");
         goto done;
@@ -13359,7 +13352,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeGetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeGetParams");
         goto done;
@@ -13404,7 +13397,7 @@ static PyObject *cudart_fn_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphMemsetNodeSetParams");
         goto done;
@@ -13459,7 +13452,7 @@ static PyObject *cudart_fn_cuGraphNodeFindInClone(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeFindInClone");
         goto done;
@@ -13513,7 +13506,7 @@ static PyObject *cudart_fn_cuGraphNodeGetContainingGraph(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetContainingGraph");
         goto done;
@@ -13576,7 +13569,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies(PyObject *self, PyObject *
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies");
         goto done;
@@ -13641,7 +13634,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependencies_v2(PyObject *self, PyObjec
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependencies_v2");
         goto done;
@@ -13706,7 +13699,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes(PyObject *self, PyObject
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes");
         goto done;
@@ -13771,7 +13764,7 @@ static PyObject *cudart_fn_cuGraphNodeGetDependentNodes_v2(PyObject *self, PyObj
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetDependentNodes_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetDependentNodes_v2");
         goto done;
@@ -13830,7 +13823,7 @@ static PyObject *cudart_fn_cuGraphNodeGetEnabled(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetEnabled");
         goto done;
@@ -13884,7 +13877,7 @@ static PyObject *cudart_fn_cuGraphNodeGetLocalId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetLocalId");
         goto done;
@@ -13931,7 +13924,7 @@ static PyObject *cudart_fn_cuGraphNodeGetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetParams");
         goto done;
@@ -13982,7 +13975,7 @@ static PyObject *cudart_fn_cuGraphNodeGetToolsId(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetToolsId");
         goto done;
@@ -14035,7 +14028,7 @@ static PyObject *cudart_fn_cuGraphNodeGetType(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeGetType");
         goto done;
@@ -14085,7 +14078,7 @@ static PyObject *cudart_fn_cuGraphNodeSetEnabled(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetEnabled");
         goto done;
@@ -14130,7 +14123,7 @@ static PyObject *cudart_fn_cuGraphNodeSetParams(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphNodeSetParams");
         goto done;
@@ -14178,7 +14171,7 @@ static PyObject *cudart_fn_cuGraphReleaseUserObject(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphReleaseUserObject");
         goto done;
@@ -14242,7 +14235,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies");
         goto done;
@@ -14310,7 +14303,7 @@ static PyObject *cudart_fn_cuGraphRemoveDependencies_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRemoveDependencies_v2");
         goto done;
@@ -14365,7 +14358,7 @@ static PyObject *cudart_fn_cuGraphRetainUserObject(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphRetainUserObject");
         goto done;
@@ -14410,7 +14403,7 @@ static PyObject *cudart_fn_cuGraphUpload(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphUpload");
         goto done;
@@ -14464,7 +14457,7 @@ static PyObject *cudart_fn_cuGraphicsMapResources(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsMapResources");
         goto done;
@@ -14517,7 +14510,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedMipmappedArray(PyObject *s
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedMipmappedArray");
         goto done;
@@ -14576,7 +14569,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer");
         goto done;
@@ -14636,7 +14629,7 @@ static PyObject *cudart_fn_cuGraphicsResourceGetMappedPointer_v2(PyObject *self,
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceGetMappedPointer_v2");
         goto done;
@@ -14683,7 +14676,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags");
         goto done;
@@ -14726,7 +14719,7 @@ static PyObject *cudart_fn_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsResourceSetMapFlags_v2");
         goto done;
@@ -14782,7 +14775,7 @@ static PyObject *cudart_fn_cuGraphicsSubResourceGetMappedArray(PyObject *self, P
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsSubResourceGetMappedArray");
         goto done;
@@ -14838,7 +14831,7 @@ static PyObject *cudart_fn_cuGraphicsUnmapResources(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnmapResources");
         goto done;
@@ -14881,7 +14874,7 @@ static PyObject *cudart_fn_cuGraphicsUnregisterResource(PyObject *self, PyObject
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGraphicsUnregisterResource");
         goto done;
@@ -14937,7 +14930,7 @@ static PyObject *cudart_fn_cuGreenCtxCreate(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxCreate");
         goto done;
@@ -14980,7 +14973,7 @@ static PyObject *cudart_fn_cuGreenCtxDestroy(PyObject *self, PyObject *const *ar
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxDestroy");
         goto done;
@@ -15027,7 +15020,7 @@ static PyObject *cudart_fn_cuGreenCtxGetDevResource(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetDevResource");
         goto done;
@@ -15078,7 +15071,7 @@ static PyObject *cudart_fn_cuGreenCtxGetId(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxGetId");
         goto done;
@@ -15125,7 +15118,7 @@ static PyObject *cudart_fn_cuGreenCtxRecordEvent(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxRecordEvent");
         goto done;
@@ -15182,7 +15175,7 @@ static PyObject *cudart_fn_cuGreenCtxStreamCreate(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxStreamCreate");
         goto done;
@@ -15229,7 +15222,7 @@ static PyObject *cudart_fn_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuGreenCtxWaitEvent");
         goto done;
@@ -15280,7 +15273,7 @@ static PyObject *cudart_fn_cuImportExternalMemory(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalMemory");
         goto done;
@@ -15333,7 +15326,7 @@ static PyObject *cudart_fn_cuImportExternalSemaphore(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuImportExternalSemaphore");
         goto done;
@@ -15372,7 +15365,7 @@ static PyObject *cudart_fn_cuInit(PyObject *self, PyObject *const *args, Py_ssiz
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuInit");
         goto done;
@@ -15407,7 +15400,7 @@ static PyObject *cudart_fn_cuIpcCloseMemHandle(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcCloseMemHandle");
         goto done;
@@ -15450,7 +15443,7 @@ static PyObject *cudart_fn_cuIpcGetEventHandle(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetEventHandle");
         goto done;
@@ -15494,7 +15487,7 @@ static PyObject *cudart_fn_cuIpcGetMemHandle(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcGetMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcGetMemHandle");
         goto done;
@@ -15543,7 +15536,7 @@ static PyObject *cudart_fn_cuIpcOpenEventHandle(PyObject *self, PyObject *const 
     if (cudart_by_value(args[k++], 1, "CUipcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_CUipcEventHandle, &a1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenEventHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenEventHandle");
         goto done;
@@ -15597,7 +15590,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle");
         goto done;
@@ -15651,7 +15644,7 @@ static PyObject *cudart_fn_cuIpcOpenMemHandle_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcOpenMemHandle_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuIpcOpenMemHandle_v2");
         goto done;
@@ -15709,7 +15702,7 @@ static PyObject *cudart_fn_cuKernelGetAttribute(PyObject *self, PyObject *const 
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetAttribute");
         goto done;
@@ -15762,7 +15755,7 @@ static PyObject *cudart_fn_cuKernelGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetFunction");
         goto done;
@@ -15815,7 +15808,7 @@ static PyObject *cudart_fn_cuKernelGetLibrary(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetLibrary");
         goto done;
@@ -15868,7 +15861,7 @@ static PyObject *cudart_fn_cuKernelGetName(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetName];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetName]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetName");
         goto done;
@@ -15921,7 +15914,7 @@ static PyObject *cudart_fn_cuKernelGetParamCount(PyObject *self, PyObject *const
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamCount");
         goto done;
@@ -15983,7 +15976,7 @@ static PyObject *cudart_fn_cuKernelGetParamInfo(PyObject *self, PyObject *const 
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelGetParamInfo");
         goto done;
@@ -16036,7 +16029,7 @@ static PyObject *cudart_fn_cuKernelSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetAttribute");
         goto done;
@@ -16082,7 +16075,7 @@ static PyObject *cudart_fn_cuKernelSetCacheConfig(PyObject *self, PyObject *cons
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuKernelSetCacheConfig");
         goto done;
@@ -16122,7 +16115,7 @@ static PyObject *cudart_fn_cuLaunch(PyObject *self, PyObject *const *args, Py_ss
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunch");
         goto done;
@@ -16197,7 +16190,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernel(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 9, (int)((spec.storage >> 9) & 1), 0, &a9, &b9) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernel");
         goto done;
@@ -16247,7 +16240,7 @@ static PyObject *cudart_fn_cuLaunchCooperativeKernelMultiDevice(PyObject *self, 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchCooperativeKernelMultiDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchCooperativeKernelMultiDevice");
         goto done;
@@ -16293,7 +16286,7 @@ static PyObject *cudart_fn_cuLaunchGrid(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGrid];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGrid]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGrid");
         goto done;
@@ -16343,7 +16336,7 @@ static PyObject *cudart_fn_cuLaunchGridAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchGridAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchGridAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchGridAsync");
         goto done;
@@ -16392,7 +16385,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc");
         goto done;
@@ -16445,7 +16438,7 @@ static PyObject *cudart_fn_cuLaunchHostFunc_v2(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchHostFunc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchHostFunc_v2");
         goto done;
@@ -16528,7 +16521,7 @@ static PyObject *cudart_fn_cuLaunchKernel(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 10, (int)((spec.storage >> 10) & 1), 0, &a10, &b10) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernel");
         goto done;
@@ -16593,7 +16586,7 @@ static PyObject *cudart_fn_cuLaunchKernelEx(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLaunchKernelEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLaunchKernelEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLaunchKernelEx");
         goto done;
@@ -16651,7 +16644,7 @@ static PyObject *cudart_fn_cuLibraryEnumerateKernels(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryEnumerateKernels]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryEnumerateKernels");
         goto done;
@@ -16714,7 +16707,7 @@ static PyObject *cudart_fn_cuLibraryGetGlobal(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetGlobal");
         goto done;
@@ -16773,7 +16766,7 @@ static PyObject *cudart_fn_cuLibraryGetKernel(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernel");
         goto done;
@@ -16827,7 +16820,7 @@ static PyObject *cudart_fn_cuLibraryGetKernelCount(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetKernelCount");
         goto done;
@@ -16890,7 +16883,7 @@ static PyObject *cudart_fn_cuLibraryGetManaged(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetManaged");
         goto done;
@@ -16945,7 +16938,7 @@ static PyObject *cudart_fn_cuLibraryGetModule(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetModule");
         goto done;
@@ -17002,7 +16995,7 @@ static PyObject *cudart_fn_cuLibraryGetUnifiedFunction(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetUnifiedFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryGetUnifiedFunction");
         goto done;
@@ -17086,7 +17079,7 @@ static PyObject *cudart_fn_cuLibraryLoadData(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadData");
         goto done;
@@ -17173,7 +17166,7 @@ static PyObject *cudart_fn_cuLibraryLoadFromFile(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryLoadFromFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryLoadFromFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryLoadFromFile");
         goto done;
@@ -17220,7 +17213,7 @@ static PyObject *cudart_fn_cuLibraryUnload(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLibraryUnload");
         goto done;
@@ -17293,7 +17286,7 @@ static PyObject *cudart_fn_cuLinkAddData(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData");
         goto done;
@@ -17372,7 +17365,7 @@ static PyObject *cudart_fn_cuLinkAddData_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddData_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddData_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddData_v2");
         goto done;
@@ -17444,7 +17437,7 @@ static PyObject *cudart_fn_cuLinkAddFile(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile");
         goto done;
@@ -17515,7 +17508,7 @@ static PyObject *cudart_fn_cuLinkAddFile_v2(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkAddFile_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkAddFile_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkAddFile_v2");
         goto done;
@@ -17576,7 +17569,7 @@ static PyObject *cudart_fn_cuLinkComplete(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkComplete");
         goto done;
@@ -17641,7 +17634,7 @@ static PyObject *cudart_fn_cuLinkCreate(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate");
         goto done;
@@ -17706,7 +17699,7 @@ static PyObject *cudart_fn_cuLinkCreate_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkCreate_v2");
         goto done;
@@ -17750,7 +17743,7 @@ static PyObject *cudart_fn_cuLinkDestroy(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLinkDestroy");
         goto done;
@@ -17789,7 +17782,7 @@ static PyObject *cudart_fn_cuLogicalEndpointAddDevice(PyObject *self, PyObject *
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointAddDevice");
         goto done;
@@ -17843,7 +17836,7 @@ static PyObject *cudart_fn_cuLogicalEndpointBindAddr(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointBindAddr");
         goto done;
@@ -17897,7 +17890,7 @@ static PyObject *cudart_fn_cuLogicalEndpointBindMem(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointBindMem");
         goto done;
@@ -17939,7 +17932,7 @@ static PyObject *cudart_fn_cuLogicalEndpointCreate(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointCreate");
         goto done;
@@ -17975,7 +17968,7 @@ static PyObject *cudart_fn_cuLogicalEndpointDestroy(PyObject *self, PyObject *co
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointDestroy");
         goto done;
@@ -18020,7 +18013,7 @@ static PyObject *cudart_fn_cuLogicalEndpointExport(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointExport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointExport");
         goto done;
@@ -18076,7 +18069,7 @@ static PyObject *cudart_fn_cuLogicalEndpointGetLimits(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointGetLimits");
         goto done;
@@ -18119,7 +18112,7 @@ static PyObject *cudart_fn_cuLogicalEndpointIdRelease(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointIdRelease");
         goto done;
@@ -18167,7 +18160,7 @@ static PyObject *cudart_fn_cuLogicalEndpointIdReserve(PyObject *self, PyObject *
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointIdReserve");
         goto done;
@@ -18215,7 +18208,7 @@ static PyObject *cudart_fn_cuLogicalEndpointImport(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointImport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointImport");
         goto done;
@@ -18267,7 +18260,7 @@ static PyObject *cudart_fn_cuLogicalEndpointQuery(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointQuery");
         goto done;
@@ -18314,7 +18307,7 @@ static PyObject *cudart_fn_cuLogicalEndpointUnbind(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogicalEndpointUnbind");
         goto done;
@@ -18362,7 +18355,7 @@ static PyObject *cudart_fn_cuLogsCurrent(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsCurrent");
         goto done;
@@ -18417,7 +18410,7 @@ static PyObject *cudart_fn_cuLogsDumpToFile(PyObject *self, PyObject *const *arg
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToFile];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToFile]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToFile");
         goto done;
@@ -18479,7 +18472,7 @@ static PyObject *cudart_fn_cuLogsDumpToMemory(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsDumpToMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsDumpToMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsDumpToMemory");
         goto done;
@@ -18537,7 +18530,7 @@ static PyObject *cudart_fn_cuLogsRegisterCallback(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsRegisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsRegisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsRegisterCallback");
         goto done;
@@ -18581,7 +18574,7 @@ static PyObject *cudart_fn_cuLogsUnregisterCallback(PyObject *self, PyObject *co
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuLogsUnregisterCallback");
         goto done;
@@ -18620,7 +18613,7 @@ static PyObject *cudart_fn_cuMemAddressFree(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressFree");
         goto done;
@@ -18677,7 +18670,7 @@ static PyObject *cudart_fn_cuMemAddressReserve(PyObject *self, PyObject *const *
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAddressReserve");
         goto done;
@@ -18724,7 +18717,7 @@ static PyObject *cudart_fn_cuMemAdvise(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise");
         goto done;
@@ -18768,7 +18761,7 @@ static PyObject *cudart_fn_cuMemAdvise_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_by_value(args[3], 3, "CUmemLocation_st", (Py_ssize_t)sizeof a3, &cudart_class_CUmemLocation, &a3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAdvise_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAdvise_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAdvise_v2");
         goto done;
@@ -18816,7 +18809,7 @@ static PyObject *cudart_fn_cuMemAlloc(PyObject *self, PyObject *const *args, Py_
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc");
         goto done;
@@ -18871,7 +18864,7 @@ static PyObject *cudart_fn_cuMemAllocAsync(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocAsync");
         goto done;
@@ -18931,7 +18924,7 @@ static PyObject *cudart_fn_cuMemAllocFromPoolAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocFromPoolAsync");
         goto done;
@@ -18984,7 +18977,7 @@ static PyObject *cudart_fn_cuMemAllocHost(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost");
         goto done;
@@ -19035,7 +19028,7 @@ static PyObject *cudart_fn_cuMemAllocHost_v2(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocHost_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocHost_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocHost_v2");
         goto done;
@@ -19089,7 +19082,7 @@ static PyObject *cudart_fn_cuMemAllocManaged(PyObject *self, PyObject *const *ar
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocManaged");
         goto done;
@@ -19152,7 +19145,7 @@ static PyObject *cudart_fn_cuMemAllocPitch(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch");
         goto done;
@@ -19216,7 +19209,7 @@ static PyObject *cudart_fn_cuMemAllocPitch_v2(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAllocPitch_v2");
         goto done;
@@ -19268,7 +19261,7 @@ static PyObject *cudart_fn_cuMemAlloc_v2(PyObject *self, PyObject *const *args, 
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemAlloc_v2");
         goto done;
@@ -19330,7 +19323,7 @@ static PyObject *cudart_fn_cuMemBatchDecompressAsync(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemBatchDecompressAsync");
         goto done;
@@ -19390,7 +19383,7 @@ static PyObject *cudart_fn_cuMemCreate(PyObject *self, PyObject *const *args, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemCreate");
         goto done;
@@ -19468,7 +19461,7 @@ static PyObject *cudart_fn_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyO
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardAndPrefetchBatchAsync");
         goto done;
@@ -19536,7 +19529,7 @@ static PyObject *cudart_fn_cuMemDiscardBatchAsync(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemDiscardBatchAsync");
         goto done;
@@ -19589,7 +19582,7 @@ static PyObject *cudart_fn_cuMemExportToShareableHandle(PyObject *self, PyObject
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemExportToShareableHandle");
         goto done;
@@ -19625,7 +19618,7 @@ static PyObject *cudart_fn_cuMemFree(PyObject *self, PyObject *const *args, Py_s
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree");
         goto done;
@@ -19667,7 +19660,7 @@ static PyObject *cudart_fn_cuMemFreeAsync(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeAsync");
         goto done;
@@ -19707,7 +19700,7 @@ static PyObject *cudart_fn_cuMemFreeHost(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFreeHost");
         goto done;
@@ -19743,7 +19736,7 @@ static PyObject *cudart_fn_cuMemFree_v2(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemFree_v2");
         goto done;
@@ -19795,7 +19788,7 @@ static PyObject *cudart_fn_cuMemGetAccess(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAccess");
         goto done;
@@ -19853,7 +19846,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange(PyObject *self, PyObject *const 
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange");
         goto done;
@@ -19911,7 +19904,7 @@ static PyObject *cudart_fn_cuMemGetAddressRange_v2(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAddressRange_v2");
         goto done;
@@ -19967,7 +19960,7 @@ static PyObject *cudart_fn_cuMemGetAllocationGranularity(PyObject *self, PyObjec
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationGranularity");
         goto done;
@@ -20013,7 +20006,7 @@ static PyObject *cudart_fn_cuMemGetAllocationPropertiesFromHandle(PyObject *self
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationPropertiesFromHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetAllocationPropertiesFromHandle");
         goto done;
@@ -20066,7 +20059,7 @@ static PyObject *cudart_fn_cuMemGetDefaultMemPool(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetDefaultMemPool");
         goto done;
@@ -20121,7 +20114,7 @@ static PyObject *cudart_fn_cuMemGetHandleForAddressRange(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetHandleForAddressRange");
         goto done;
@@ -20173,7 +20166,7 @@ static PyObject *cudart_fn_cuMemGetInfo(PyObject *self, PyObject *const *args, P
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo");
         goto done;
@@ -20228,7 +20221,7 @@ static PyObject *cudart_fn_cuMemGetInfo_v2(PyObject *self, PyObject *const *args
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetInfo_v2");
         goto done;
@@ -20284,7 +20277,7 @@ static PyObject *cudart_fn_cuMemGetMemPool(PyObject *self, PyObject *const *args
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemGetMemPool");
         goto done;
@@ -20339,7 +20332,7 @@ static PyObject *cudart_fn_cuMemHostAlloc(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostAlloc");
         goto done;
@@ -20394,7 +20387,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer");
         goto done;
@@ -20450,7 +20443,7 @@ static PyObject *cudart_fn_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetDevicePointer_v2");
         goto done;
@@ -20503,7 +20496,7 @@ static PyObject *cudart_fn_cuMemHostGetFlags(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostGetFlags");
         goto done;
@@ -20552,7 +20545,7 @@ static PyObject *cudart_fn_cuMemHostRegister(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister");
         goto done;
@@ -20598,7 +20591,7 @@ static PyObject *cudart_fn_cuMemHostRegister_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostRegister_v2");
         goto done;
@@ -20638,7 +20631,7 @@ static PyObject *cudart_fn_cuMemHostUnregister(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemHostUnregister");
         goto done;
@@ -20691,7 +20684,7 @@ static PyObject *cudart_fn_cuMemImportFromShareableHandle(PyObject *self, PyObje
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemImportFromShareableHandle");
         goto done;
@@ -20742,7 +20735,7 @@ static PyObject *cudart_fn_cuMemMap(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMap");
         goto done;
@@ -20788,7 +20781,7 @@ static PyObject *cudart_fn_cuMemMapArrayAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemMapArrayAsync");
         goto done;
@@ -20839,7 +20832,7 @@ static PyObject *cudart_fn_cuMemPoolCreate(PyObject *self, PyObject *const *args
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolCreate");
         goto done;
@@ -20882,7 +20875,7 @@ static PyObject *cudart_fn_cuMemPoolDestroy(PyObject *self, PyObject *const *arg
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolDestroy");
         goto done;
@@ -20925,7 +20918,7 @@ static PyObject *cudart_fn_cuMemPoolExportPointer(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportPointer");
         goto done;
@@ -20975,7 +20968,7 @@ static PyObject *cudart_fn_cuMemPoolExportToShareableHandle(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolExportToShareableHandle");
         goto done;
@@ -21030,7 +21023,7 @@ static PyObject *cudart_fn_cuMemPoolGetAccess(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAccess");
         goto done;
@@ -21081,7 +21074,7 @@ static PyObject *cudart_fn_cuMemPoolGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolGetAttribute");
         goto done;
@@ -21138,7 +21131,7 @@ static PyObject *cudart_fn_cuMemPoolImportFromShareableHandle(PyObject *self, Py
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportFromShareableHandle");
         goto done;
@@ -21195,7 +21188,7 @@ static PyObject *cudart_fn_cuMemPoolImportPointer(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolImportPointer");
         goto done;
@@ -21246,7 +21239,7 @@ static PyObject *cudart_fn_cuMemPoolSetAccess(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAccess");
         goto done;
@@ -21294,7 +21287,7 @@ static PyObject *cudart_fn_cuMemPoolSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolSetAttribute");
         goto done;
@@ -21338,7 +21331,7 @@ static PyObject *cudart_fn_cuMemPoolTrimTo(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPoolTrimTo");
         goto done;
@@ -21390,7 +21383,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync");
         goto done;
@@ -21442,7 +21435,7 @@ static PyObject *cudart_fn_cuMemPrefetchAsync_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchAsync_v2");
         goto done;
@@ -21517,7 +21510,7 @@ static PyObject *cudart_fn_cuMemPrefetchBatchAsync(PyObject *self, PyObject *con
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemPrefetchBatchAsync");
         goto done;
@@ -21575,7 +21568,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttribute(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttribute");
         goto done;
@@ -21642,7 +21635,7 @@ static PyObject *cudart_fn_cuMemRangeGetAttributes(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRangeGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRangeGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRangeGetAttributes");
         goto done;
@@ -21682,7 +21675,7 @@ static PyObject *cudart_fn_cuMemRelease(PyObject *self, PyObject *const *args, P
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRelease");
         goto done;
@@ -21731,7 +21724,7 @@ static PyObject *cudart_fn_cuMemRetainAllocationHandle(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRetainAllocationHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemRetainAllocationHandle");
         goto done;
@@ -21783,7 +21776,7 @@ static PyObject *cudart_fn_cuMemSetAccess(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetAccess");
         goto done;
@@ -21830,7 +21823,7 @@ static PyObject *cudart_fn_cuMemSetMemPool(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemSetMemPool");
         goto done;
@@ -21870,7 +21863,7 @@ static PyObject *cudart_fn_cuMemUnmap(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemUnmap");
         goto done;
@@ -21911,7 +21904,7 @@ static PyObject *cudart_fn_cuMemcpy(PyObject *self, PyObject *const *args, Py_ss
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy");
         goto done;
@@ -21950,7 +21943,7 @@ static PyObject *cudart_fn_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D");
         goto done;
@@ -21994,7 +21987,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync");
         goto done;
@@ -22039,7 +22032,7 @@ static PyObject *cudart_fn_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DAsync_v2");
         goto done;
@@ -22080,7 +22073,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned");
         goto done;
@@ -22120,7 +22113,7 @@ static PyObject *cudart_fn_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *cons
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2DUnaligned_v2");
         goto done;
@@ -22160,7 +22153,7 @@ static PyObject *cudart_fn_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 128, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy2D_v2");
         goto done;
@@ -22200,7 +22193,7 @@ static PyObject *cudart_fn_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D");
         goto done;
@@ -22244,7 +22237,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync");
         goto done;
@@ -22289,7 +22282,7 @@ static PyObject *cudart_fn_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DAsync_v2");
         goto done;
@@ -22340,7 +22333,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync");
         goto done;
@@ -22391,7 +22384,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DBatchAsync_v2");
         goto done;
@@ -22432,7 +22425,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeer(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeer");
         goto done;
@@ -22476,7 +22469,7 @@ static PyObject *cudart_fn_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DPeerAsync");
         goto done;
@@ -22524,7 +22517,7 @@ static PyObject *cudart_fn_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3DWithAttributesAsync");
         goto done;
@@ -22565,7 +22558,7 @@ static PyObject *cudart_fn_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 200, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpy3D_v2");
         goto done;
@@ -22614,7 +22607,7 @@ static PyObject *cudart_fn_cuMemcpyAsync(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAsync");
         goto done;
@@ -22667,7 +22660,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA");
         goto done;
@@ -22721,7 +22714,7 @@ static PyObject *cudart_fn_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoA_v2");
         goto done;
@@ -22771,7 +22764,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD");
         goto done;
@@ -22820,7 +22813,7 @@ static PyObject *cudart_fn_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoD_v2");
         goto done;
@@ -22870,7 +22863,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH");
         goto done;
@@ -22925,7 +22918,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync");
         goto done;
@@ -22981,7 +22974,7 @@ static PyObject *cudart_fn_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoHAsync_v2");
         goto done;
@@ -23033,7 +23026,7 @@ static PyObject *cudart_fn_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyAtoH_v2");
         goto done;
@@ -23112,7 +23105,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync");
         goto done;
@@ -23197,7 +23190,7 @@ static PyObject *cudart_fn_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyBatchAsync_v2");
         goto done;
@@ -23253,7 +23246,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA");
         goto done;
@@ -23302,7 +23295,7 @@ static PyObject *cudart_fn_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoA_v2");
         goto done;
@@ -23344,7 +23337,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD");
         goto done;
@@ -23392,7 +23385,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync");
         goto done;
@@ -23441,7 +23434,7 @@ static PyObject *cudart_fn_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoDAsync_v2");
         goto done;
@@ -23483,7 +23476,7 @@ static PyObject *cudart_fn_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoD_v2");
         goto done;
@@ -23528,7 +23521,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH");
         goto done;
@@ -23578,7 +23571,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync");
         goto done;
@@ -23629,7 +23622,7 @@ static PyObject *cudart_fn_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoHAsync_v2");
         goto done;
@@ -23676,7 +23669,7 @@ static PyObject *cudart_fn_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyDtoH_v2");
         goto done;
@@ -23726,7 +23719,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA");
         goto done;
@@ -23781,7 +23774,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync");
         goto done;
@@ -23837,7 +23830,7 @@ static PyObject *cudart_fn_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoAAsync_v2");
         goto done;
@@ -23889,7 +23882,7 @@ static PyObject *cudart_fn_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoA_v2");
         goto done;
@@ -23936,7 +23929,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD");
         goto done;
@@ -23986,7 +23979,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync");
         goto done;
@@ -24037,7 +24030,7 @@ static PyObject *cudart_fn_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoDAsync_v2");
         goto done;
@@ -24084,7 +24077,7 @@ static PyObject *cudart_fn_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyHtoD_v2");
         goto done;
@@ -24137,7 +24130,7 @@ static PyObject *cudart_fn_cuMemcpyPeer(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeer");
         goto done;
@@ -24195,7 +24188,7 @@ static PyObject *cudart_fn_cuMemcpyPeerAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyPeerAsync");
         goto done;
@@ -24250,7 +24243,7 @@ static PyObject *cudart_fn_cuMemcpyWithAttributesAsync(PyObject *self, PyObject 
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemcpyWithAttributesAsync");
         goto done;
@@ -24293,7 +24286,7 @@ static PyObject *cudart_fn_cuMemsetD16(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16");
         goto done;
@@ -24341,7 +24334,7 @@ static PyObject *cudart_fn_cuMemsetD16Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16Async");
         goto done;
@@ -24383,7 +24376,7 @@ static PyObject *cudart_fn_cuMemsetD16_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD16_v2");
         goto done;
@@ -24430,7 +24423,7 @@ static PyObject *cudart_fn_cuMemsetD2D16(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16");
         goto done;
@@ -24484,7 +24477,7 @@ static PyObject *cudart_fn_cuMemsetD2D16Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16Async");
         goto done;
@@ -24532,7 +24525,7 @@ static PyObject *cudart_fn_cuMemsetD2D16_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D16_v2");
         goto done;
@@ -24579,7 +24572,7 @@ static PyObject *cudart_fn_cuMemsetD2D32(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32");
         goto done;
@@ -24633,7 +24626,7 @@ static PyObject *cudart_fn_cuMemsetD2D32Async(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32Async");
         goto done;
@@ -24681,7 +24674,7 @@ static PyObject *cudart_fn_cuMemsetD2D32_v2(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D32_v2");
         goto done;
@@ -24728,7 +24721,7 @@ static PyObject *cudart_fn_cuMemsetD2D8(PyObject *self, PyObject *const *args, P
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8");
         goto done;
@@ -24782,7 +24775,7 @@ static PyObject *cudart_fn_cuMemsetD2D8Async(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8Async");
         goto done;
@@ -24830,7 +24823,7 @@ static PyObject *cudart_fn_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD2D8_v2");
         goto done;
@@ -24871,7 +24864,7 @@ static PyObject *cudart_fn_cuMemsetD32(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32");
         goto done;
@@ -24919,7 +24912,7 @@ static PyObject *cudart_fn_cuMemsetD32Async(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32Async");
         goto done;
@@ -24961,7 +24954,7 @@ static PyObject *cudart_fn_cuMemsetD32_v2(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD32_v2");
         goto done;
@@ -25002,7 +24995,7 @@ static PyObject *cudart_fn_cuMemsetD8(PyObject *self, PyObject *const *args, Py_
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8");
         goto done;
@@ -25050,7 +25043,7 @@ static PyObject *cudart_fn_cuMemsetD8Async(PyObject *self, PyObject *const *args
         goto done;
     if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8Async");
         goto done;
@@ -25092,7 +25085,7 @@ static PyObject *cudart_fn_cuMemsetD8_v2(PyObject *self, PyObject *const *args, 
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMemsetD8_v2");
         goto done;
@@ -25144,7 +25137,7 @@ static PyObject *cudart_fn_cuMipmappedArrayCreate(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayCreate");
         goto done;
@@ -25187,7 +25180,7 @@ static PyObject *cudart_fn_cuMipmappedArrayDestroy(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayDestroy");
         goto done;
@@ -25240,7 +25233,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetLevel(PyObject *self, PyObject *co
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetLevel");
         goto done;
@@ -25290,7 +25283,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetMemoryRequirements(PyObject *self,
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetMemoryRequirements]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetMemoryRequirements");
         goto done;
@@ -25335,7 +25328,7 @@ static PyObject *cudart_fn_cuMipmappedArrayGetSparseProperties(PyObject *self, P
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMipmappedArrayGetSparseProperties");
         goto done;
@@ -25389,7 +25382,7 @@ static PyObject *cudart_fn_cuModuleEnumerateFunctions(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleEnumerateFunctions]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleEnumerateFunctions");
         goto done;
@@ -25446,7 +25439,7 @@ static PyObject *cudart_fn_cuModuleGetFunction(PyObject *self, PyObject *const *
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunction");
         goto done;
@@ -25500,7 +25493,7 @@ static PyObject *cudart_fn_cuModuleGetFunctionCount(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetFunctionCount");
         goto done;
@@ -25563,7 +25556,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal");
         goto done;
@@ -25628,7 +25621,7 @@ static PyObject *cudart_fn_cuModuleGetGlobal_v2(PyObject *self, PyObject *const 
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetGlobal_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetGlobal_v2");
         goto done;
@@ -25679,7 +25672,7 @@ static PyObject *cudart_fn_cuModuleGetLoadingMode(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetLoadingMode");
         goto done;
@@ -25735,7 +25728,7 @@ static PyObject *cudart_fn_cuModuleGetSurfRef(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetSurfRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetSurfRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetSurfRef");
         goto done;
@@ -25793,7 +25786,7 @@ static PyObject *cudart_fn_cuModuleGetTexRef(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleGetTexRef");
         goto done;
@@ -25847,7 +25840,7 @@ static PyObject *cudart_fn_cuModuleLoad(PyObject *self, PyObject *const *args, P
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoad");
         goto done;
@@ -25900,7 +25893,7 @@ static PyObject *cudart_fn_cuModuleLoadData(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadData];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadData]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadData");
         goto done;
@@ -25968,7 +25961,7 @@ static PyObject *cudart_fn_cuModuleLoadDataEx(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadDataEx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadDataEx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadDataEx");
         goto done;
@@ -26023,7 +26016,7 @@ static PyObject *cudart_fn_cuModuleLoadFatBinary(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleLoadFatBinary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleLoadFatBinary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleLoadFatBinary");
         goto done;
@@ -26066,7 +26059,7 @@ static PyObject *cudart_fn_cuModuleUnload(PyObject *self, PyObject *const *args,
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuModuleUnload");
         goto done;
@@ -26105,7 +26098,7 @@ static PyObject *cudart_fn_cuMulticastAddDevice(PyObject *self, PyObject *const 
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastAddDevice");
         goto done;
@@ -26152,7 +26145,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr");
         goto done;
@@ -26202,7 +26195,7 @@ static PyObject *cudart_fn_cuMulticastBindAddr_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindAddr_v2");
         goto done;
@@ -26252,7 +26245,7 @@ static PyObject *cudart_fn_cuMulticastBindMem(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem");
         goto done;
@@ -26305,7 +26298,7 @@ static PyObject *cudart_fn_cuMulticastBindMem_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastBindMem_v2");
         goto done;
@@ -26354,7 +26347,7 @@ static PyObject *cudart_fn_cuMulticastCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastCreate");
         goto done;
@@ -26410,7 +26403,7 @@ static PyObject *cudart_fn_cuMulticastGetGranularity(PyObject *self, PyObject *c
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastGetGranularity");
         goto done;
@@ -26458,7 +26451,7 @@ static PyObject *cudart_fn_cuMulticastUnbind(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuMulticastUnbind");
         goto done;
@@ -26513,7 +26506,7 @@ static PyObject *cudart_fn_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *sel
     if (cudart_signed(args[k++], 3, 32, &i3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyAvailableDynamicSMemPerBlock");
         goto done;
@@ -26572,7 +26565,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject 
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
@@ -26634,7 +26627,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
@@ -26691,7 +26684,7 @@ static PyObject *cudart_fn_cuOccupancyMaxActiveClusters(PyObject *self, PyObject
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxActiveClusters");
         goto done;
@@ -26761,7 +26754,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSize(PyObject *self, PyOb
     if (cudart_signed(args[k++], 5, 32, &i5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSize");
         goto done;
@@ -26835,7 +26828,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialBlockSizeWithFlags(PyObject *s
     if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialBlockSizeWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialBlockSizeWithFlags");
         goto done;
@@ -26894,7 +26887,7 @@ static PyObject *cudart_fn_cuOccupancyMaxPotentialClusterSize(PyObject *self, Py
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuOccupancyMaxPotentialClusterSize");
         goto done;
@@ -26941,7 +26934,7 @@ static PyObject *cudart_fn_cuParamSetSize(PyObject *self, PyObject *const *args,
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetSize");
         goto done;
@@ -26988,7 +26981,7 @@ static PyObject *cudart_fn_cuParamSetTexRef(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetTexRef];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetTexRef]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetTexRef");
         goto done;
@@ -27035,7 +27028,7 @@ static PyObject *cudart_fn_cuParamSetf(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetf];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetf]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetf");
         goto done;
@@ -27081,7 +27074,7 @@ static PyObject *cudart_fn_cuParamSeti(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSeti];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSeti]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSeti");
         goto done;
@@ -27131,7 +27124,7 @@ static PyObject *cudart_fn_cuParamSetv(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuParamSetv];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuParamSetv]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuParamSetv");
         goto done;
@@ -27178,7 +27171,7 @@ static PyObject *cudart_fn_cuPointerGetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttribute");
         goto done;
@@ -27236,7 +27229,7 @@ static PyObject *cudart_fn_cuPointerGetAttributes(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerGetAttributes");
         goto done;
@@ -27285,7 +27278,7 @@ static PyObject *cudart_fn_cuPointerSetAttribute(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuPointerSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuPointerSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuPointerSetAttribute");
         goto done;
@@ -27342,7 +27335,7 @@ static PyObject *cudart_fn_cuSignalExternalSemaphoresAsync(PyObject *self, PyObj
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSignalExternalSemaphoresAsync");
         goto done;
@@ -27397,7 +27390,7 @@ static PyObject *cudart_fn_cuStreamAddCallback(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAddCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAddCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAddCallback");
         goto done;
@@ -27448,7 +27441,7 @@ static PyObject *cudart_fn_cuStreamAttachMemAsync(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamAttachMemAsync");
         goto done;
@@ -27498,7 +27491,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp");
         goto done;
@@ -27549,7 +27542,7 @@ static PyObject *cudart_fn_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBatchMemOp_v2");
         goto done;
@@ -27593,7 +27586,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture");
         goto done;
@@ -27637,7 +27630,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToCig(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToCig");
         goto done;
@@ -27702,7 +27695,7 @@ static PyObject *cudart_fn_cuStreamBeginCaptureToGraph(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCaptureToGraph");
         goto done;
@@ -27750,7 +27743,7 @@ static PyObject *cudart_fn_cuStreamBeginCapture_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginCapture_v2");
         goto done;
@@ -27805,7 +27798,7 @@ static PyObject *cudart_fn_cuStreamBeginRecaptureToGraph(PyObject *self, PyObjec
         goto done;
     if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginRecaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginRecaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamBeginRecaptureToGraph");
         goto done;
@@ -27852,7 +27845,7 @@ static PyObject *cudart_fn_cuStreamCopyAttributes(PyObject *self, PyObject *cons
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCopyAttributes");
         goto done;
@@ -27902,7 +27895,7 @@ static PyObject *cudart_fn_cuStreamCreate(PyObject *self, PyObject *const *args,
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreate");
         goto done;
@@ -27956,7 +27949,7 @@ static PyObject *cudart_fn_cuStreamCreateWithPriority(PyObject *self, PyObject *
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamCreateWithPriority");
         goto done;
@@ -27998,7 +27991,7 @@ static PyObject *cudart_fn_cuStreamDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy");
         goto done;
@@ -28038,7 +28031,7 @@ static PyObject *cudart_fn_cuStreamDestroy_v2(PyObject *self, PyObject *const *a
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamDestroy_v2");
         goto done;
@@ -28088,7 +28081,7 @@ static PyObject *cudart_fn_cuStreamEndCapture(PyObject *self, PyObject *const *a
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCapture");
         goto done;
@@ -28131,7 +28124,7 @@ static PyObject *cudart_fn_cuStreamEndCaptureToCig(PyObject *self, PyObject *con
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamEndCaptureToCig");
         goto done;
@@ -28178,7 +28171,7 @@ static PyObject *cudart_fn_cuStreamGetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetAttribute");
         goto done;
@@ -28259,7 +28252,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo");
         goto done;
@@ -28347,7 +28340,7 @@ static PyObject *cudart_fn_cuStreamGetCaptureInfo_v3(PyObject *self, PyObject *c
     else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCaptureInfo_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCaptureInfo_v3");
         goto done;
@@ -28405,7 +28398,7 @@ static PyObject *cudart_fn_cuStreamGetCtx(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx");
         goto done;
@@ -28464,7 +28457,7 @@ static PyObject *cudart_fn_cuStreamGetCtx_v2(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetCtx_v2");
         goto done;
@@ -28515,7 +28508,7 @@ static PyObject *cudart_fn_cuStreamGetDevResource(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevResource");
         goto done;
@@ -28566,7 +28559,7 @@ static PyObject *cudart_fn_cuStreamGetDevice(PyObject *self, PyObject *const *ar
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetDevice");
         goto done;
@@ -28619,7 +28612,7 @@ static PyObject *cudart_fn_cuStreamGetFlags(PyObject *self, PyObject *const *arg
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetFlags");
         goto done;
@@ -28672,7 +28665,7 @@ static PyObject *cudart_fn_cuStreamGetGreenCtx(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetGreenCtx");
         goto done;
@@ -28725,7 +28718,7 @@ static PyObject *cudart_fn_cuStreamGetId(PyObject *self, PyObject *const *args, 
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetId");
         goto done;
@@ -28778,7 +28771,7 @@ static PyObject *cudart_fn_cuStreamGetPriority(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamGetPriority");
         goto done;
@@ -28831,7 +28824,7 @@ static PyObject *cudart_fn_cuStreamIsCapturing(PyObject *self, PyObject *const *
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamIsCapturing");
         goto done;
@@ -28874,7 +28867,7 @@ static PyObject *cudart_fn_cuStreamQuery(PyObject *self, PyObject *const *args, 
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamQuery");
         goto done;
@@ -28921,7 +28914,7 @@ static PyObject *cudart_fn_cuStreamSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSetAttribute");
         goto done;
@@ -28962,7 +28955,7 @@ static PyObject *cudart_fn_cuStreamSynchronize(PyObject *self, PyObject *const *
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamSynchronize");
         goto done;
@@ -29022,7 +29015,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies(PyObject *self, PyO
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies");
         goto done;
@@ -29086,7 +29079,7 @@ static PyObject *cudart_fn_cuStreamUpdateCaptureDependencies_v2(PyObject *self, 
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamUpdateCaptureDependencies_v2");
         goto done;
@@ -29137,7 +29130,7 @@ static PyObject *cudart_fn_cuStreamWaitEvent(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitEvent");
         goto done;
@@ -29187,7 +29180,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32");
         goto done;
@@ -29236,7 +29229,7 @@ static PyObject *cudart_fn_cuStreamWaitValue32_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue32_v2");
         goto done;
@@ -29285,7 +29278,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64");
         goto done;
@@ -29334,7 +29327,7 @@ static PyObject *cudart_fn_cuStreamWaitValue64_v2(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWaitValue64_v2");
         goto done;
@@ -29383,7 +29376,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32");
         goto done;
@@ -29432,7 +29425,7 @@ static PyObject *cudart_fn_cuStreamWriteValue32_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue32_v2");
         goto done;
@@ -29481,7 +29474,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64");
         goto done;
@@ -29530,7 +29523,7 @@ static PyObject *cudart_fn_cuStreamWriteValue64_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuStreamWriteValue64_v2");
         goto done;
@@ -29580,7 +29573,7 @@ static PyObject *cudart_fn_cuSurfObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectCreate");
         goto done;
@@ -29619,7 +29612,7 @@ static PyObject *cudart_fn_cuSurfObjectDestroy(PyObject *self, PyObject *const *
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectDestroy");
         goto done;
@@ -29661,7 +29654,7 @@ static PyObject *cudart_fn_cuSurfObjectGetResourceDesc(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfObjectGetResourceDesc");
         goto done;
@@ -29711,7 +29704,7 @@ static PyObject *cudart_fn_cuSurfRefGetArray(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefGetArray");
         goto done;
@@ -29761,7 +29754,7 @@ static PyObject *cudart_fn_cuSurfRefSetArray(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuSurfRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuSurfRefSetArray");
         goto done;
@@ -29864,7 +29857,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2col(PyObject *self, PyObject *con
     if (cudart_unsigned(args[k++], 14, 32, &u14) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2col]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2col");
         goto done;
@@ -29971,7 +29964,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeIm2colWide(PyObject *self, PyObject 
     if (cudart_unsigned(args[k++], 15, 32, &u15) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeIm2colWide]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeIm2colWide");
         goto done;
@@ -30067,7 +30060,7 @@ static PyObject *cudart_fn_cuTensorMapEncodeTiled(PyObject *self, PyObject *cons
     if (cudart_unsigned(args[k++], 11, 32, &u11) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapEncodeTiled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapEncodeTiled");
         goto done;
@@ -30118,7 +30111,7 @@ static PyObject *cudart_fn_cuTensorMapReplaceAddress(PyObject *self, PyObject *c
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTensorMapReplaceAddress");
         goto done;
@@ -30177,7 +30170,7 @@ static PyObject *cudart_fn_cuTexObjectCreate(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectCreate");
         goto done;
@@ -30218,7 +30211,7 @@ static PyObject *cudart_fn_cuTexObjectDestroy(PyObject *self, PyObject *const *a
     unsigned long long u0;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectDestroy");
         goto done;
@@ -30260,7 +30253,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceDesc(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceDesc");
         goto done;
@@ -30303,7 +30296,7 @@ static PyObject *cudart_fn_cuTexObjectGetResourceViewDesc(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetResourceViewDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetResourceViewDesc");
         goto done;
@@ -30346,7 +30339,7 @@ static PyObject *cudart_fn_cuTexObjectGetTextureDesc(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectGetTextureDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexObjectGetTextureDesc");
         goto done;
@@ -30392,7 +30385,7 @@ static PyObject *cudart_fn_cuTexRefCreate(PyObject *self, PyObject *const *args,
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefCreate");
         goto done;
@@ -30434,7 +30427,7 @@ static PyObject *cudart_fn_cuTexRefDestroy(PyObject *self, PyObject *const *args
     Py_buffer b0 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefDestroy");
         goto done;
@@ -30484,7 +30477,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress(PyObject *self, PyObject *const *a
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress");
         goto done;
@@ -30540,7 +30533,7 @@ static PyObject *cudart_fn_cuTexRefGetAddressMode(PyObject *self, PyObject *cons
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddressMode");
         goto done;
@@ -30593,7 +30586,7 @@ static PyObject *cudart_fn_cuTexRefGetAddress_v2(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetAddress_v2");
         goto done;
@@ -30646,7 +30639,7 @@ static PyObject *cudart_fn_cuTexRefGetArray(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetArray");
         goto done;
@@ -30699,7 +30692,7 @@ static PyObject *cudart_fn_cuTexRefGetBorderColor(PyObject *self, PyObject *cons
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetBorderColor");
         goto done;
@@ -30752,7 +30745,7 @@ static PyObject *cudart_fn_cuTexRefGetFilterMode(PyObject *self, PyObject *const
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFilterMode");
         goto done;
@@ -30805,7 +30798,7 @@ static PyObject *cudart_fn_cuTexRefGetFlags(PyObject *self, PyObject *const *arg
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFlags");
         goto done;
@@ -30864,7 +30857,7 @@ static PyObject *cudart_fn_cuTexRefGetFormat(PyObject *self, PyObject *const *ar
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetFormat");
         goto done;
@@ -30918,7 +30911,7 @@ static PyObject *cudart_fn_cuTexRefGetMaxAnisotropy(PyObject *self, PyObject *co
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMaxAnisotropy");
         goto done;
@@ -30971,7 +30964,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapFilterMode(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapFilterMode");
         goto done;
@@ -31024,7 +31017,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelBias(PyObject *self, PyObject *
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelBias");
         goto done;
@@ -31083,7 +31076,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmapLevelClamp(PyObject *self, PyObject 
     if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmapLevelClamp");
         goto done;
@@ -31137,7 +31130,7 @@ static PyObject *cudart_fn_cuTexRefGetMipmappedArray(PyObject *self, PyObject *c
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefGetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefGetMipmappedArray");
         goto done;
@@ -31196,7 +31189,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress");
         goto done;
@@ -31249,7 +31242,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D");
         goto done;
@@ -31300,7 +31293,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress2D_v3(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress2D_v3]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress2D_v3");
         goto done;
@@ -31347,7 +31340,7 @@ static PyObject *cudart_fn_cuTexRefSetAddressMode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddressMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddressMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddressMode");
         goto done;
@@ -31403,7 +31396,7 @@ static PyObject *cudart_fn_cuTexRefSetAddress_v2(PyObject *self, PyObject *const
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetAddress_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetAddress_v2");
         goto done;
@@ -31453,7 +31446,7 @@ static PyObject *cudart_fn_cuTexRefSetArray(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetArray");
         goto done;
@@ -31504,7 +31497,7 @@ static PyObject *cudart_fn_cuTexRefSetBorderColor(PyObject *self, PyObject *cons
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetBorderColor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetBorderColor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetBorderColor");
         goto done;
@@ -31550,7 +31543,7 @@ static PyObject *cudart_fn_cuTexRefSetFilterMode(PyObject *self, PyObject *const
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFilterMode");
         goto done;
@@ -31593,7 +31586,7 @@ static PyObject *cudart_fn_cuTexRefSetFlags(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFlags");
         goto done;
@@ -31639,7 +31632,7 @@ static PyObject *cudart_fn_cuTexRefSetFormat(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetFormat];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetFormat]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetFormat");
         goto done;
@@ -31682,7 +31675,7 @@ static PyObject *cudart_fn_cuTexRefSetMaxAnisotropy(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMaxAnisotropy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMaxAnisotropy");
         goto done;
@@ -31725,7 +31718,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapFilterMode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapFilterMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapFilterMode");
         goto done;
@@ -31768,7 +31761,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelBias(PyObject *self, PyObject *
         goto done;
     if (cudart_double(args[1], 1, &d1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelBias]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelBias");
         goto done;
@@ -31814,7 +31807,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmapLevelClamp(PyObject *self, PyObject 
         goto done;
     if (cudart_double(args[2], 2, &d2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmapLevelClamp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmapLevelClamp");
         goto done;
@@ -31861,7 +31854,7 @@ static PyObject *cudart_fn_cuTexRefSetMipmappedArray(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexRefSetMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuTexRefSetMipmappedArray");
         goto done;
@@ -31908,7 +31901,7 @@ static PyObject *cudart_fn_cuThreadExchangeStreamCaptureMode(PyObject *self, PyO
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuThreadExchangeStreamCaptureMode");
         goto done;
@@ -31970,7 +31963,7 @@ static PyObject *cudart_fn_cuUserObjectCreate(PyObject *self, PyObject *const *a
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectCreate");
         goto done;
@@ -32017,7 +32010,7 @@ static PyObject *cudart_fn_cuUserObjectRelease(PyObject *self, PyObject *const *
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRelease");
         goto done;
@@ -32060,7 +32053,7 @@ static PyObject *cudart_fn_cuUserObjectRetain(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuUserObjectRetain");
         goto done;
@@ -32117,7 +32110,7 @@ static PyObject *cudart_fn_cuWaitExternalSemaphoresAsync(PyObject *self, PyObjec
     if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cuWaitExternalSemaphoresAsync");
         goto done;
@@ -32645,7 +32638,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32663,7 +32656,7 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[0] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[0]) &&
         cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32698,7 +32691,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArray3DCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32716,7 +32709,7 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[1] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[1]) &&
         cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32751,7 +32744,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32769,7 +32762,7 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[2] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[2]) &&
         cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32804,7 +32797,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32822,7 +32815,7 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[3] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[3]) &&
         cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32854,12 +32847,13 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuArrayDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUarray;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hArray", "cuArrayDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUarray, &site0, "hArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -32876,7 +32870,7 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[4] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[4]) &&
         cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32920,7 +32914,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuArrayGetPlane]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32938,7 +32932,7 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[5] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[5]) &&
         cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32977,7 +32971,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -32995,7 +32989,7 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[6] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[6]) &&
         cudart_c_report("cuCheckpointProcessCheckpoint", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33030,7 +33024,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33048,7 +33042,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[7] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[7]) &&
         cudart_c_report("cuCheckpointProcessGetRestoreThreadId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33083,7 +33077,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33101,7 +33095,7 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[8] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[8]) &&
         cudart_c_report("cuCheckpointProcessGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33140,7 +33134,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessLock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33158,7 +33152,7 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[9] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[9]) &&
         cudart_c_report("cuCheckpointProcessLock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33197,7 +33191,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessRestore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33215,7 +33209,7 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[10] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[10]) &&
         cudart_c_report("cuCheckpointProcessRestore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33254,7 +33248,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33272,7 +33266,7 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[11] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[11]) &&
         cudart_c_report("cuCheckpointProcessUnlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33304,7 +33298,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33322,7 +33316,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[12] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[12]) &&
         cudart_c_report("cuCoredumpDeregisterCompleteCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33354,7 +33348,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33372,7 +33366,7 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[13] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[13]) &&
         cudart_c_report("cuCoredumpDeregisterStartCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33418,7 +33412,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33436,7 +33430,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[14] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[14]) &&
         cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33482,7 +33476,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33500,7 +33494,7 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[15] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[15]) &&
         cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33546,7 +33540,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33564,7 +33558,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[16] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[16]) &&
         cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33610,7 +33604,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33628,7 +33622,7 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[17] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[17]) &&
         cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33677,7 +33671,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33695,7 +33689,7 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[18] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[18]) &&
         cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33744,7 +33738,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxCreate_v4]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33762,7 +33756,7 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[19] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[19]) &&
         cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33794,12 +33788,13 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUcontext, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -33816,7 +33811,7 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[20] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[20]) &&
         cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33850,12 +33845,13 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuCtxDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUcontext, &site0, "ctx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -33872,7 +33868,7 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[21] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[21]) &&
         cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33906,7 +33902,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33924,7 +33920,7 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[22] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[22]) &&
         cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33963,7 +33959,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -33981,7 +33977,7 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[23] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[23]) &&
         cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34016,7 +34012,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxFromGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34034,7 +34030,7 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[24] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[24]) &&
         cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34069,7 +34065,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetApiVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34087,7 +34083,7 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[25] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[25]) &&
         cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34115,7 +34111,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34133,7 +34129,7 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[26] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[26]) &&
         cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34161,7 +34157,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34177,7 +34173,7 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[27] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[27]) &&
         cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34205,7 +34201,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34221,7 +34217,7 @@ static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *
         CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[28] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[28]) &&
         cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34256,7 +34252,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetDevice_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34274,7 +34270,7 @@ static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[29] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[29]) &&
         cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34302,7 +34298,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34320,7 +34316,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[30]) &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34355,7 +34351,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34373,7 +34369,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[31]) &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34408,7 +34404,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34426,7 +34422,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[32]) &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34457,7 +34453,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34475,7 +34471,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[33]) &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34509,7 +34505,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34527,7 +34523,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[34]) &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34555,7 +34551,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34573,7 +34569,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[35]) &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34605,7 +34601,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34623,7 +34619,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[36]) &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34655,7 +34651,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34673,7 +34669,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[37]) &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34712,7 +34708,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34730,7 +34726,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[38]) &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34755,7 +34751,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34773,7 +34769,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[39]) &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34805,7 +34801,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34823,7 +34819,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[40]) &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34855,7 +34851,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34873,7 +34869,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[41]) &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34905,7 +34901,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34923,7 +34919,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[42]) &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34962,7 +34958,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSetLimit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -34980,7 +34976,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[43]) &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35005,7 +35001,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
     unsigned long long un;
     (void)sn;
     (void)un;
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35023,7 +35019,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[44]) &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35055,7 +35051,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxSynchronize_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35073,7 +35069,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[45]) &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35112,7 +35108,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35130,7 +35126,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[46]) &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35162,12 +35158,13 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuDestroyExternalMemory", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalMemory;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cuDestroyExternalMemory") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUexternalMemory, &site0, "extMem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -35184,7 +35181,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[47]) &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35218,12 +35215,13 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         if (!cudart_c_handle(x, cudart_handle_CUexternalSemaphore, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuDestroyExternalSemaphore", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalSemaphore;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cuDestroyExternalSemaphore") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUexternalSemaphore, &site0, "extSem")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -35240,7 +35238,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[48]) &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35284,7 +35282,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35302,7 +35300,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[49]) &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35344,7 +35342,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35362,7 +35360,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[50]) &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35397,7 +35395,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGet]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35415,7 +35413,7 @@ static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *arg
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[51]) &&
         cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35457,7 +35455,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35475,7 +35473,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[52]) &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35503,7 +35501,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35521,7 +35519,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[53]) &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35556,7 +35554,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35574,7 +35572,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[54]) &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35616,7 +35614,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35634,7 +35632,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[55]) &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35669,7 +35667,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35687,7 +35685,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[56]) &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35733,7 +35731,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35751,7 +35749,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[57]) &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35800,7 +35798,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35818,7 +35816,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[58]) &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35867,7 +35865,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35885,7 +35883,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[59]) &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35917,7 +35915,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35935,7 +35933,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[60]) &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35973,7 +35971,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -35991,7 +35989,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[61]) &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36029,7 +36027,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36047,7 +36045,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[62]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36079,7 +36077,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36097,7 +36095,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[63]) &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36129,7 +36127,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36147,7 +36145,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[64]) &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36179,7 +36177,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36197,7 +36195,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[65]) &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36232,7 +36230,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36250,7 +36248,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[66]) &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36289,7 +36287,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36307,7 +36305,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[67]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36346,7 +36344,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36364,7 +36362,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[68]) &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36403,7 +36401,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36421,7 +36419,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[69]) &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36456,7 +36454,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36474,7 +36472,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[70]) &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36509,7 +36507,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36527,7 +36525,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[71]) &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36566,12 +36564,13 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         if (!cudart_c_handle(x, cudart_handle_CUasyncCallbackHandle, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site1 = {"cuDeviceUnregisterAsyncNotification", NULL, NULL};
     int claimed1 = Py_TYPE(x1) == cudart_handle_CUasyncCallbackHandle;
-    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cuDeviceUnregisterAsyncNotification") < 0)
+    if (claimed1 && (claimed1 = cudart_c_claim(x1, a1, cudart_handle_CUasyncCallbackHandle, &site1, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -36588,7 +36587,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[72]) &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36618,7 +36617,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuDriverGetVersion]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36634,7 +36633,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[73] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[73]) &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36669,7 +36668,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36687,7 +36686,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[74]) &&
         cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36719,12 +36718,13 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuEventDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUevent, &site0, "hEvent")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -36741,7 +36741,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[75]) &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36775,12 +36775,13 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuEventDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUevent, &site0, "hEvent")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -36797,7 +36798,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[76]) &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36841,7 +36842,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36859,7 +36860,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[77]) &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36901,7 +36902,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventElapsedTime_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36919,7 +36920,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[78]) &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36951,7 +36952,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -36969,7 +36970,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[79]) &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37008,7 +37009,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37026,7 +37027,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[80]) &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37072,7 +37073,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventRecordWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37090,7 +37091,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[81]) &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37122,7 +37123,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37140,7 +37141,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[82]) &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37182,7 +37183,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37200,7 +37201,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[83]) &&
         cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37242,7 +37243,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37260,7 +37261,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[84]) &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37299,7 +37300,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesScope_enum, cudart_member_CUflushGPUDirectRDMAWritesScope_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37317,7 +37318,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[85]) &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37359,7 +37360,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37377,7 +37378,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[86]) &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37412,7 +37413,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37430,7 +37431,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[87]) &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37465,7 +37466,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37483,7 +37484,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[88]) &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37528,7 +37529,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37546,7 +37547,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[89]) &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37587,7 +37588,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncIsLoaded]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37605,7 +37606,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[90]) &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37637,7 +37638,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncLoad]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37655,7 +37656,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[91]) &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37701,7 +37702,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37719,7 +37720,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[92]) &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37758,7 +37759,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuFuncSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37776,7 +37777,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[93]) &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37811,7 +37812,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGetExportTable]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37829,7 +37830,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[94]) &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37885,7 +37886,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37903,7 +37904,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[95]) &&
         cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37959,7 +37960,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -37977,7 +37978,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[96]) &&
         cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38037,7 +38038,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38055,7 +38056,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[97]) &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38115,7 +38116,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38133,7 +38134,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[98]) &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38182,7 +38183,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEmptyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38200,7 +38201,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[99]) &&
         cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38256,7 +38257,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38274,7 +38275,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[100]) &&
         cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38330,7 +38331,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38348,7 +38349,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[101]) &&
         cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38404,7 +38405,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38422,7 +38423,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[102]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38478,7 +38479,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38496,7 +38497,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[103]) &&
         cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38552,7 +38553,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38570,7 +38571,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[104]) &&
         cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38626,7 +38627,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38644,7 +38645,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[105]) &&
         cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38700,7 +38701,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38718,7 +38719,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[106]) &&
         cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38774,7 +38775,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38792,7 +38793,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[107]) &&
         cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38855,7 +38856,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38873,7 +38874,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[108]) &&
         cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38936,7 +38937,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddMemsetNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -38954,7 +38955,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[109]) &&
         cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39017,7 +39018,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39035,7 +39036,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[110]) &&
         cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39098,7 +39099,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 0, 1, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphAddNode_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39116,7 +39117,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[111]) &&
         cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39155,7 +39156,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39173,7 +39174,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[112]) &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39208,7 +39209,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39226,7 +39227,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[113]) &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39282,7 +39283,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39300,7 +39301,7 @@ static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[114]) &&
         cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39335,7 +39336,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39353,7 +39354,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[115]) &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39385,12 +39386,13 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraph;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraph", "cuGraphDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraph, &site0, "hGraph")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -39407,7 +39409,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[116]) &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39443,12 +39445,13 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphDestroyNode", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphNode;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hNode", "cuGraphDestroyNode") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphNode, &site0, "hNode")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -39465,7 +39468,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[117]) &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39502,7 +39505,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39520,7 +39523,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[118]) &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39559,7 +39562,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39577,7 +39580,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[119]) &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39612,7 +39615,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39630,7 +39633,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[120]) &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39669,7 +39672,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39687,7 +39690,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[121]) &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39733,7 +39736,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39751,7 +39754,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[122]) &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39797,7 +39800,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39815,7 +39818,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[123]) &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39847,12 +39850,13 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphExecDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphExec;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraphExec", "cuGraphExecDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphExec, &site0, "hGraphExec")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -39869,7 +39873,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[124]) &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39919,7 +39923,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -39937,7 +39941,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[125]) &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39983,7 +39987,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40001,7 +40005,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[126]) &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40047,7 +40051,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40065,7 +40069,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[127]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40111,7 +40115,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40129,7 +40133,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[128]) &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40164,7 +40168,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40182,7 +40186,7 @@ static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[129]) &&
         cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40217,7 +40221,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40235,7 +40239,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[130]) &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40281,7 +40285,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40299,7 +40303,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[131]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40345,7 +40349,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40363,7 +40367,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[132]) &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40416,7 +40420,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40434,7 +40438,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[133]) &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40487,7 +40491,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40505,7 +40509,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[134]) &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40551,7 +40555,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40569,7 +40573,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[135]) &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40608,7 +40612,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40626,7 +40630,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[136]) &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40665,7 +40669,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40683,7 +40687,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[137]) &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40718,7 +40722,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40736,7 +40740,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[138]) &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40775,7 +40779,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40793,7 +40797,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[139]) &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40832,7 +40836,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40850,7 +40854,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[140]) &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40889,7 +40893,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40907,7 +40911,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[141]) &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40946,7 +40950,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -40964,7 +40968,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[142]) &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40999,7 +41003,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41017,7 +41021,7 @@ static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[143]) &&
         cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41056,7 +41060,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41074,7 +41078,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[144]) &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41113,7 +41117,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41131,7 +41135,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[145]) &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41173,7 +41177,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeFindInClone]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41191,7 +41195,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[146]) &&
         cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41226,7 +41230,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41244,7 +41248,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[147]) &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41286,7 +41290,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41304,7 +41308,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[148]) &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41339,7 +41343,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41357,7 +41361,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[149]) &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41392,7 +41396,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41410,7 +41414,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[150]) &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41445,7 +41449,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeGetType]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41463,7 +41467,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[151]) &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41509,7 +41513,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41527,7 +41531,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[152]) &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41566,7 +41570,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41584,7 +41588,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[153]) &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41630,7 +41634,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphReleaseUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41648,7 +41652,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[154]) &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41708,7 +41712,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41726,7 +41730,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[155]) &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41786,7 +41790,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41804,7 +41808,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[156]) &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41857,7 +41861,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphRetainUserObject]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41875,7 +41879,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[157]) &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41914,7 +41918,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41932,7 +41936,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[158]) &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41978,7 +41982,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsMapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -41996,7 +42000,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[159]) &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42031,7 +42035,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42049,7 +42053,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[160]) &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42087,7 +42091,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42105,7 +42109,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[161]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42149,7 +42153,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42167,7 +42171,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[162]) &&
         cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42212,7 +42216,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42230,7 +42234,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[163]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42269,7 +42273,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42287,7 +42291,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[164]) &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42336,7 +42340,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42354,7 +42358,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[165]) &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42400,7 +42404,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnmapResources]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42418,7 +42422,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[166]) &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42450,12 +42454,13 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGraphicsUnregisterResource", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphicsResource;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cuGraphicsUnregisterResource") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgraphicsResource, &site0, "resource")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -42472,7 +42477,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[167]) &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42523,7 +42528,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42541,7 +42546,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[168]) &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42573,12 +42578,13 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuGreenCtxDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUgreenCtx;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hCtx", "cuGreenCtxDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUgreenCtx, &site0, "hCtx")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -42595,7 +42601,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[169]) &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42632,7 +42638,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42650,7 +42656,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[170]) &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42689,7 +42695,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42707,7 +42713,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[171]) &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42756,7 +42762,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42774,7 +42780,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[172]) &&
         cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42813,7 +42819,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42831,7 +42837,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[173]) &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42866,7 +42872,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42884,7 +42890,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[174]) &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42919,7 +42925,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuImportExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42937,7 +42943,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[175]) &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42969,7 +42975,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuInit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -42987,7 +42993,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, si
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[176]) &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43019,7 +43025,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43037,7 +43043,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[177]) &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43086,7 +43092,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43104,7 +43110,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[178]) &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43139,7 +43145,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetFunction]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43157,7 +43163,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[179]) &&
         cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43192,7 +43198,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetLibrary]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43210,7 +43216,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[180]) &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43245,7 +43251,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43263,7 +43269,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[181]) &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43308,7 +43314,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelGetParamInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43326,7 +43332,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[182]) &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43385,7 +43391,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43403,7 +43409,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[183]) &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43449,7 +43455,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuKernelSetCacheConfig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43467,7 +43473,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[184]) &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43502,7 +43508,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetKernelCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43520,7 +43526,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[185]) &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43555,7 +43561,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryGetModule]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43573,7 +43579,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[186]) &&
         cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43605,12 +43611,13 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLibraryUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlibrary;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cuLibraryUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlibrary, &site0, "library")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -43627,7 +43634,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[187]) &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43667,7 +43674,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkComplete]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43685,7 +43692,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[188]) &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43740,7 +43747,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43758,7 +43765,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[189]) &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43807,7 +43814,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 1, 0, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkCreate_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43825,7 +43832,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[190]) &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43857,12 +43864,13 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLinkDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLinkDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlinkState;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "state", "cuLinkDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlinkState, &site0, "state")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -43879,7 +43887,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[191]) &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43920,7 +43928,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -43938,7 +43946,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[192]) &&
         cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44005,7 +44013,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44023,7 +44031,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[193]) &&
         cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44097,7 +44105,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44115,7 +44123,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[194]) &&
         cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44154,7 +44162,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44172,7 +44180,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[195]) &&
         cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44204,7 +44212,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44222,7 +44230,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[196]) &&
         cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44268,7 +44276,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointExport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44286,7 +44294,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[197]) &&
         cudart_c_report("cuLogicalEndpointExport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44324,7 +44332,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44342,7 +44350,7 @@ static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[198]) &&
         cudart_c_report("cuLogicalEndpointGetLimits", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44387,7 +44395,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44405,7 +44413,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[199]) &&
         cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44440,7 +44448,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44458,7 +44466,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[200]) &&
         cudart_c_report("cuLogicalEndpointIdReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44504,7 +44512,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointImport]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44522,7 +44530,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[201]) &&
         cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44564,7 +44572,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44582,7 +44590,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[202]) &&
         cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44635,7 +44643,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44653,7 +44661,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[203]) &&
         cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44688,7 +44696,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsCurrent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44706,7 +44714,7 @@ static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[204]) &&
         cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44738,12 +44746,13 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUlogsCallbackHandle, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuLogsUnregisterCallback", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUlogsCallbackHandle;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "callback", "cuLogsUnregisterCallback") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUlogsCallbackHandle, &site0, "callback")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -44760,7 +44769,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[205]) &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44801,7 +44810,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44819,7 +44828,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[206]) &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44875,7 +44884,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAddressReserve]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44893,7 +44902,7 @@ static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[207]) &&
         cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44928,7 +44937,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -44946,7 +44955,7 @@ static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[208]) &&
         cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44988,7 +44997,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45006,7 +45015,7 @@ static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[209]) &&
         cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45055,7 +45064,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45073,7 +45082,7 @@ static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[210]) &&
         cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45115,7 +45124,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocManaged]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45133,7 +45142,7 @@ static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[211]) &&
         cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45185,7 +45194,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45203,7 +45212,7 @@ static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[212]) &&
         cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45261,7 +45270,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAllocPitch_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45279,7 +45288,7 @@ static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[213]) &&
         cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45320,7 +45329,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemAlloc_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45338,7 +45347,7 @@ static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[214]) &&
         cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45394,7 +45403,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45412,7 +45421,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[215]) &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45493,7 +45502,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45511,7 +45520,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[216]) &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45571,7 +45580,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45589,7 +45598,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[217]) &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45621,7 +45630,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45639,7 +45648,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[218]) &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45678,7 +45687,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45696,7 +45705,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[219]) &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45728,7 +45737,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45746,7 +45755,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[220] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[220]) &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45778,7 +45787,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemFree_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45796,7 +45805,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[221] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[221]) &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45838,7 +45847,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45856,7 +45865,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[222] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[222]) &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45894,7 +45903,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45912,7 +45921,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[223] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[223]) &&
         cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45956,7 +45965,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -45974,7 +45983,7 @@ static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[224] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[224]) &&
         cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46022,7 +46031,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationGranularity_flags_enum, cudart_member_CUmemAllocationGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46040,7 +46049,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[225] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[225]) &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46082,7 +46091,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46100,7 +46109,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[226] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[226]) &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46131,7 +46140,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46149,7 +46158,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[227] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[227]) &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -46186,7 +46195,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
     a0 = &o0;
     unsigned long long o1 = 0;
     a1 = &o1;
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetInfo_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46204,7 +46213,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[228] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[228]) &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -46252,7 +46261,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemGetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46270,7 +46279,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[229] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[229]) &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46312,7 +46321,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46330,7 +46339,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[230] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[230]) &&
         cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46372,7 +46381,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46390,7 +46399,7 @@ static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[231] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[231]) &&
         cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46425,7 +46434,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46443,7 +46452,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[232] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[232]) &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46489,7 +46498,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46507,7 +46516,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[233] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[233]) &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46553,7 +46562,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostRegister_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46571,7 +46580,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[234] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[234]) &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46603,7 +46612,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 1, 0, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46621,7 +46630,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[235] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[235]) &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46681,7 +46690,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46699,7 +46708,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[236] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[236]) &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46745,7 +46754,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemMapArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46763,7 +46772,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[237] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[237]) &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46798,7 +46807,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46816,7 +46825,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[238] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[238]) &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46848,12 +46857,13 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuMemPoolDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmemoryPool;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "pool", "cuMemPoolDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmemoryPool, &site0, "pool")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -46870,7 +46880,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[239] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[239]) &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46914,7 +46924,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolGetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46932,7 +46942,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[240] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[240]) &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46981,7 +46991,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -46999,7 +47009,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[241] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[241]) &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47041,7 +47051,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolImportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47059,7 +47069,7 @@ static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[242] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[242]) &&
         cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47105,7 +47115,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47123,7 +47133,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[243] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[243]) &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47162,7 +47172,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPoolTrimTo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47180,7 +47190,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[244] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[244]) &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47261,7 +47271,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47279,7 +47289,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[245] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[245]) &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47311,7 +47321,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47329,7 +47339,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[246] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[246]) &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47382,7 +47392,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetAccess]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47400,7 +47410,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[247] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[247]) &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47446,7 +47456,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47464,7 +47474,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[248] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[248]) &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47503,7 +47513,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemUnmap]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47521,7 +47531,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[249] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[249]) &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47567,7 +47577,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47585,7 +47595,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[250] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[250]) &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47617,7 +47627,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47635,7 +47645,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[251] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[251]) &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47674,7 +47684,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47692,7 +47702,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[252] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[252]) &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47731,7 +47741,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47749,7 +47759,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[253] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[253]) &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47781,7 +47791,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47799,7 +47809,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[254] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[254]) &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47831,7 +47841,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47849,7 +47859,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[255] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[255]) &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47881,7 +47891,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy2D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47899,7 +47909,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[256] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[256]) &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47931,7 +47941,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -47949,7 +47959,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[257] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[257]) &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47988,7 +47998,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48006,7 +48016,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[258] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[258]) &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48045,7 +48055,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48063,7 +48073,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[259] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[259]) &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48116,7 +48126,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48134,7 +48144,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[260] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[260]) &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48187,7 +48197,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48205,7 +48215,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[261] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[261]) &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48237,7 +48247,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48255,7 +48265,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[262] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[262]) &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48294,7 +48304,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48312,7 +48322,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[263] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[263]) &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48358,7 +48368,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48376,7 +48386,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[264] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[264]) &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48408,7 +48418,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         if (!cudart_c_address(x, 0, 1, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpy3D_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48426,7 +48436,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[265] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[265]) &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48479,7 +48489,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48497,7 +48507,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[266] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[266]) &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48557,7 +48567,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48575,7 +48585,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[267] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[267]) &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48635,7 +48645,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48653,7 +48663,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[268] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[268]) &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48706,7 +48716,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48724,7 +48734,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[269] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[269]) &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48777,7 +48787,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48795,7 +48805,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[270] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[270]) &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48848,7 +48858,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48866,7 +48876,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[271] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[271]) &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48926,7 +48936,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -48944,7 +48954,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[272] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[272]) &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49004,7 +49014,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49022,7 +49032,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[273] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[273]) &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49075,7 +49085,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49093,7 +49103,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[274] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[274]) &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49174,7 +49184,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49192,7 +49202,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[275] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[275]) &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49273,7 +49283,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49291,7 +49301,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[276] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[276]) &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49344,7 +49354,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49362,7 +49372,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[277] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[277]) &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49415,7 +49425,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49433,7 +49443,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[278] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[278]) &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49479,7 +49489,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49497,7 +49507,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[279] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[279]) &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49550,7 +49560,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49568,7 +49578,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[280] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[280]) &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49621,7 +49631,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49639,7 +49649,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[281] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[281]) &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49685,7 +49695,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49703,7 +49713,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[282] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[282]) &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49749,7 +49759,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49767,7 +49777,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[283] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[283]) &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49820,7 +49830,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49838,7 +49848,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[284] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[284]) &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49891,7 +49901,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49909,7 +49919,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[285] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[285]) &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49955,7 +49965,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -49973,7 +49983,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[286] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[286]) &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50026,7 +50036,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50044,7 +50054,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[287] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[287]) &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50104,7 +50114,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50122,7 +50132,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[288] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[288]) &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50182,7 +50192,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50200,7 +50210,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[289] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[289]) &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50253,7 +50263,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50271,7 +50281,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[290] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[290]) &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50317,7 +50327,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50335,7 +50345,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[291] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[291]) &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50388,7 +50398,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50406,7 +50416,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[292] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[292]) &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50459,7 +50469,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50477,7 +50487,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[293] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[293]) &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50523,7 +50533,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50541,7 +50551,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[294] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[294]) &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50601,7 +50611,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50619,7 +50629,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[295] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[295]) &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50686,7 +50696,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50704,7 +50714,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[296] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[296]) &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50764,7 +50774,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50782,7 +50792,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[297] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[297]) &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50828,7 +50838,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50846,7 +50856,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[298] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[298]) &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50899,7 +50909,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50917,7 +50927,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[299] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[299]) &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50963,7 +50973,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -50981,7 +50991,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[300] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[300]) &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51041,7 +51051,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51059,7 +51069,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[301] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[301]) &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51126,7 +51136,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51144,7 +51154,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[302] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[302]) &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51204,7 +51214,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D16_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51222,7 +51232,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[303] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[303]) &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51282,7 +51292,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51300,7 +51310,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[304] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[304]) &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51367,7 +51377,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51385,7 +51395,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[305] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[305]) &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51445,7 +51455,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51463,7 +51473,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[306] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[306]) &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51523,7 +51533,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51541,7 +51551,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[307] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[307]) &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51608,7 +51618,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51626,7 +51636,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[308] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[308]) &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51686,7 +51696,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD2D8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51704,7 +51714,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[309] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[309]) &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51750,7 +51760,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51768,7 +51778,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[310] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[310]) &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51821,7 +51831,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51839,7 +51849,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[311] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[311]) &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51885,7 +51895,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51903,7 +51913,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[312] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[312]) &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51949,7 +51959,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -51967,7 +51977,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[313] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[313]) &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52020,7 +52030,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8Async]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52038,7 +52048,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[314] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[314]) &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52084,7 +52094,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMemsetD8_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52102,7 +52112,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[315] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[315]) &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52144,7 +52154,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52162,7 +52172,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[316] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[316]) &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52194,12 +52204,13 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuMipmappedArrayDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmipmappedArray;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hMipmappedArray", "cuMipmappedArrayDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmipmappedArray, &site0, "hMipmappedArray")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -52216,7 +52227,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[317] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[317]) &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52260,7 +52271,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52278,7 +52289,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[318] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[318]) &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52313,7 +52324,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetFunctionCount]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52331,7 +52342,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[319] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[319]) &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52359,7 +52370,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
     void *a0;
     unsigned long long o0 = 0;
     a0 = &o0;
-    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleGetLoadingMode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52377,7 +52388,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[320] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[320]) &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -52409,12 +52420,13 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUmodule, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuModuleUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuModuleUnload", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUmodule;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hmod", "cuModuleUnload") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUmodule, &site0, "hmod")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -52431,7 +52443,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[321] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[321]) &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52472,7 +52484,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastAddDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52490,7 +52502,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[322] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[322]) &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52550,7 +52562,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52568,7 +52580,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[323] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[323]) &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52635,7 +52647,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52653,7 +52665,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[324] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[324]) &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52720,7 +52732,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52738,7 +52750,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[325] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[325]) &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52812,7 +52824,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastBindMem_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52830,7 +52842,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[326] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[326]) &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52872,7 +52884,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         if (!(cudart_c_enum(x, cudart_enum_CUmulticastGranularity_flags_enum, cudart_member_CUmulticastGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastGetGranularity]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52890,7 +52902,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[327] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[327]) &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52943,7 +52955,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuMulticastUnbind]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -52961,7 +52973,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[328] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[328]) &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53010,7 +53022,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53028,7 +53040,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[329] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[329]) &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53077,7 +53089,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53095,7 +53107,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[330] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[330]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53151,7 +53163,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53169,7 +53181,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[331] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[331]) &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53211,7 +53223,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53229,7 +53241,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[332] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[332]) &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53271,7 +53283,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         if (!cudart_c_address(x, 0, 1, &a2))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53289,7 +53301,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[333] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[333]) &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53342,7 +53354,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53360,7 +53372,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[334] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[334]) &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53413,7 +53425,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamAttachMemAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53431,7 +53443,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[335] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[335]) &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53484,7 +53496,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53502,7 +53514,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[336] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[336]) &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53555,7 +53567,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53573,7 +53585,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[337] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[337]) &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53612,7 +53624,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53630,7 +53642,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[338] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[338]) &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53669,7 +53681,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         if (!cudart_c_address(x, 0, 1, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53687,7 +53699,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[339] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[339]) &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53754,7 +53766,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53772,7 +53784,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[340] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[340]) &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53811,7 +53823,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53829,7 +53841,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[341] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[341]) &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53868,7 +53880,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53886,7 +53898,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[342] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[342]) &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53921,7 +53933,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53939,7 +53951,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[343] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[343]) &&
         cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53981,7 +53993,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamCreateWithPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -53999,7 +54011,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[344] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[344]) &&
         cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54031,12 +54043,13 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuStreamDestroy", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUstream, &site0, "hStream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -54053,7 +54066,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[345] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[345]) &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54087,12 +54100,13 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamDestroy_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     /* Marked before C, as the reference does (cudart._checked.claim). */
+    static cudart_claim_site site0 = {"cuStreamDestroy_v2", NULL, NULL};
     int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
-    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy_v2") < 0)
+    if (claimed0 && (claimed0 = cudart_c_claim(x0, a0, cudart_handle_CUstream, &site0, "hStream")) < 0)
         return NULL;
     unsigned int r;
 #ifdef CUDART_FAST_TEST_HOOKS
@@ -54109,7 +54123,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[346] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[346]) &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54146,7 +54160,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCapture]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54164,7 +54178,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[347] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[347]) &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54196,7 +54210,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54214,7 +54228,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[348] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[348]) &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54249,7 +54263,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54267,7 +54281,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[349] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[349]) &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54305,7 +54319,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetCtx_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54323,7 +54337,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[350] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[350]) &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54364,7 +54378,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54382,7 +54396,7 @@ static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[351] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[351]) &&
         cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54417,7 +54431,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetFlags]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54435,7 +54449,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[352] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[352]) &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54470,7 +54484,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetGreenCtx]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54488,7 +54502,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[353] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[353]) &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54523,7 +54537,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetId]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54541,7 +54555,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[354] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[354]) &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54576,7 +54590,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamGetPriority]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54594,7 +54608,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[355] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[355]) &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54629,7 +54643,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamIsCapturing]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54647,7 +54661,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[356] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[356]) &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54679,7 +54693,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54697,7 +54711,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[357] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[357]) &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54729,7 +54743,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54747,7 +54761,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[358] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[358]) &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54807,7 +54821,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54825,7 +54839,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[359] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[359]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54885,7 +54899,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54903,7 +54917,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[360] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[360]) &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54949,7 +54963,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -54967,7 +54981,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[361] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[361]) &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55020,7 +55034,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55038,7 +55052,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[362] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[362]) &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55091,7 +55105,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55109,7 +55123,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[363] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[363]) &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55162,7 +55176,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55180,7 +55194,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[364] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[364]) &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55233,7 +55247,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55251,7 +55265,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[365] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[365]) &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55304,7 +55318,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55322,7 +55336,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[366] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[366]) &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55375,7 +55389,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55393,7 +55407,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[367] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[367]) &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55446,7 +55460,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55464,7 +55478,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[368] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[368]) &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55517,7 +55531,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55535,7 +55549,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[369] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[369]) &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55567,7 +55581,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuSurfObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55585,7 +55599,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[370] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[370]) &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55624,7 +55638,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         if (!cudart_c_address(x, 1, 0, &a1))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55642,7 +55656,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[371] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[371]) &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55674,7 +55688,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuTexObjectDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55692,7 +55706,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[372] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[372]) &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55731,7 +55745,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRelease]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55749,7 +55763,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[373] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[373]) &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55788,7 +55802,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuUserObjectRetain]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55806,7 +55820,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[374] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[374]) &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55859,7 +55873,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
             goto reference;
     }
-    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND)
         goto reference;  /* bound by the reference's first call */
     unsigned int r;
@@ -55877,7 +55891,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[375] &&
+    if (CUDART_LOAD_RELAXED(cudart_checked_reports[375]) &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -57135,10 +57149,12 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         PyObject *ref = PyDict_GetItemString(reference, cudart_checked_names[i]);
         if (!ref)
             continue;
-        cudart_checked_reports[i] = PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL;
+        CUDART_STORE_RELAXED(cudart_checked_reports[i],
+                             (char)(PyDict_GetItemString(reporting, cudart_checked_names[i]) != NULL));
         Py_INCREF(ref);
-        CUDART_SETREF(*cudart_checked_references[i], ref);
-        PyObject *fn = cudart_checked_new(cudart_checked_calls[i]);
+        PyObject *fn = CUDART_REPLACE(*cudart_checked_references[i], ref) < 0
+                           ? NULL
+                           : cudart_checked_new(cudart_checked_calls[i]);
         if (!fn || PyDict_SetItemString(out, cudart_checked_names[i], fn) < 0)
             Py_CLEAR(out);
         Py_XDECREF(fn);
@@ -57726,13 +57742,45 @@ static PyMethodDef cudart_support_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Multi-phase init (PEP 489): the module is made by CPython and filled here. Its state is
+ * the file's static variables (the slots, the caches), shared by every module object made
+ * from this file, hence one interpreter only; and nothing in it relies on the GIL
+ * (_cthreads.h), so a free-threaded interpreter keeps the GIL off when it imports it. */
+static int cudart_exec(PyObject *module)
+{
+    /* Once per process: a module made again from this file (a re-import) shares it. */
+    static int ready;
+    if (cudart_main_interpreter_only("cudart._fast_driver_13030") < 0)
+        return -1;
+    if (!CUDART_LOAD_ACQUIRE(ready)) {
+        cudart_slots = cudart_slot_table;
+        cudart_slot_names = cudart_slot_name_table;
+        cudart_slot_count = cudart_slot_count_;
+        cudart_function_defs = cudart_methods;
+        if (cudart_init_support() < 0)
+            return -1;
+        CUDART_STORE_RELEASE(ready, 1);
+    }
+    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
+        PyModule_AddIntConstant(module, "CUDA_VERSION", 13030) < 0 ||
+        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot cudart_module_slots[] = {
+    {Py_mod_exec, (void *)cudart_exec},
+    CUDART_MODULE_THREAD_SLOTS
+    {0, NULL},
+};
+
 static struct PyModuleDef cudart_module = {
     PyModuleDef_HEAD_INIT,
     "cudart._fast_driver_13030",
     "The compiled backend of cudart.driver_13030 (generated).",
-    -1,
+    0,
     cudart_support_methods,
-    NULL,
+    cudart_module_slots,
     NULL,
     NULL,
     NULL,
@@ -57740,20 +57788,5 @@ static struct PyModuleDef cudart_module = {
 
 PyMODINIT_FUNC PyInit__fast_driver_13030(void)
 {
-    cudart_slots = cudart_slot_table;
-    cudart_slot_names = cudart_slot_name_table;
-    cudart_slot_count = cudart_slot_count_;
-    cudart_function_defs = cudart_methods;
-    if (cudart_init_support() < 0)
-        return NULL;
-    PyObject *module = PyModule_Create(&cudart_module);
-    if (!module)
-        return NULL;
-    if (PyModule_AddFunctions(module, cudart_methods) < 0 ||
-        PyModule_AddIntConstant(module, "CUDA_VERSION", 13030) < 0 ||
-        PyModule_AddIntConstant(module, "BYREF_OFFSET", (long)cudart_byref_offset) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&cudart_module);
 }
