@@ -355,9 +355,14 @@ static inline int cudart_claim_site_ready(cudart_claim_site *site, PyTypeObject 
         Py_DECREF(dead);
         return -1;
     }
+    /* Under the mark lock, which every reader of the site holds. The old classes stay
+     * alive in cudart._handles' table of destroyed classes. */
+    PyObject *old_live = site->live, *old_dead = site->dead;
     Py_INCREF((PyObject *)live);
-    CUDART_SETREF(site->live, (PyObject *)live);
-    CUDART_SETREF(site->dead, dead);
+    site->live = (PyObject *)live;
+    site->dead = dead;
+    Py_XDECREF(old_live);
+    Py_XDECREF(old_dead);
     return 0;
 }
 
