@@ -71,6 +71,27 @@ freethreaded-run:
 	CUDART_FREETHREADED_PYTHON=$(FT_PYTHON) $(FT_ENV) $(BIN)/python -m pytest -q \
 		-p no:cacheprovider tests/generator/test_packaging.py -k free_threaded
 
+# CPython 3.14, the GIL build (issue 25): Debian sid's python3.14 in a debootstrap chroot
+# made once per machine under ~/.cache/cudart-py314 (tests/py314/chroot.py: about 80 s;
+# root and `apt-get install debootstrap`), this checkout bound at /src. Its venv
+# (.venv-py314) takes the test requirements from PyPI; the compiled backend is the abi3
+# build `make build` made, which serves 3.14 as it is: no compiler in the chroot. Then
+# tests/runtime on the compiled backend, and the backend's tests again on ctypes.
+PY314 := $(PYTHON) tests/py314/chroot.py
+PY314_VENV ?= .venv-py314
+PY314_PYTEST := $(PY314_VENV)/bin/python -X faulthandler -m pytest -q -p no:cacheprovider \
+	-n $(WORKERS) --dist loadfile --no-loadscope-reorder
+
+test-py314:
+	$(PY314) ensure >/dev/null
+	$(PY314) run "python3.14 -m venv $(PY314_VENV) && \
+		$(PY314_VENV)/bin/python -m pip install --quiet --only-binary :all: \
+		-r requirements/freethreaded.txt"
+	$(PY314) run "$(PY314_VENV)/bin/python -c \
+		'import cudart; assert cudart.backend() == \"compiled\", \"make build first\"'"
+	$(PY314) run "$(PY314_PYTEST) tests/runtime"
+	$(PY314) run "CUDART_BACKEND=ctypes $(PY314_PYTEST) -m backend tests/runtime"
+
 generate:
 	$(BIN)/cudart-bindgen generate --all
 
@@ -100,7 +121,7 @@ docs:
 
 clean:
 	rm -rf docs/_build docs/reference
-	rm -rf $(VENV) $(FT_VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so
+	rm -rf $(VENV) $(FT_VENV) $(PY314_VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so
 
 # `make bench BENCH_ARGS='--only cpu ...'` passes options through (see bench/README.md).
 .PHONY: bench
