@@ -34,10 +34,10 @@ from generator.fetch import cache_root as bindgen_cache  # noqa: E402
 SUITE = "sid"
 MIRROR = "https://deb.debian.org/debian"
 # The interpreter, venv with ensurepip for the tests' own venv (python3.14-venv), and a C
-# compiler: not for the compiled backend (make build's abi3 extensions serve 3.14 as they
-# are) but for the tests, which build stand-in libraries and ask gcc for the headers'
-# layouts and include folders.
-PACKAGES = ("python3.14", "python3.14-venv", "gcc", "libc6-dev")
+# compiler with Python's headers: not for the compiled backend (make build's abi3
+# extensions serve 3.14 as they are) but for the tests, which build stand-in libraries
+# and recording extensions and ask gcc for the headers' layouts and include folders.
+PACKAGES = ("python3.14", "python3.14-venv", "python3.14-dev", "gcc", "libc6-dev")
 PYTHON = "/usr/bin/python3.14"
 CHECKOUT = "/src"
 CACHE = "/cache/cudart-bindgen"
@@ -66,8 +66,9 @@ def is_usable(chroot: Path) -> bool:
     if not (chroot / PYTHON.lstrip("/")).exists():
         return False
     probe = (
-        "import sys, venv, ensurepip, ssl, ctypes, shutil;"
+        "import sys, venv, ensurepip, ssl, ctypes, shutil, sysconfig, os;"
         "assert sys.version_info[:2] == (3, 14);"
+        "assert os.path.isfile(sysconfig.get_paths()['include'] + '/Python.h');"
         "assert shutil.which('gcc', path='/usr/bin') and shutil.which('cc', path='/usr/bin')"
     )
     done = subprocess.run(["chroot", str(chroot), PYTHON, "-c", probe], capture_output=True)
