@@ -49,12 +49,13 @@ test-ctypes:
 # the sdist: `make setup` first).
 # The GIL stays off (no PYTHON_GIL=0, which would hide a module that turns it back on):
 # tests/conftest.py fails the run if anything does. A crash prints every thread's stack,
-# in the interpreters the tests start too.
+# in the interpreters the tests start too, and fails the run: pytest-xdist 3.8 with
+# --dist loadfile hangs for good once it has replaced a crashed worker, so none is.
 FT_VENV ?= .venv-ft
 FT_BIN := $(FT_VENV)/bin
 FT_ENV := PYTHONFAULTHANDLER=1
 FT_PYTEST := $(FT_ENV) $(FT_BIN)/python -X faulthandler -m pytest -q -p no:cacheprovider \
-	-n $(WORKERS) --dist loadfile --no-loadscope-reorder
+	-n $(WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart 0
 
 test-freethreaded:
 	ft=$$($(PYTHON) tests/freethreaded/interpreter.py --jobs $(JOBS)) && \
@@ -75,12 +76,13 @@ freethreaded-run:
 # made once per machine under ~/.cache/cudart-py314 (tests/py314/chroot.py: about 80 s;
 # root and `apt-get install debootstrap`), this checkout bound at /src. Its venv
 # (.venv-py314) takes the test requirements from PyPI; the compiled backend is the abi3
-# build `make build` made, which serves 3.14 as it is: no compiler in the chroot. Then
-# tests/runtime on the compiled backend, and the backend's tests again on ctypes.
+# build `make build` made, which serves 3.14 as it is (the chroot's gcc is the tests'
+# own, for their stand-in libraries). Then tests/runtime on the compiled backend, and
+# the backend's tests again on ctypes; a worker's crash fails the run, as above.
 PY314 := $(PYTHON) tests/py314/chroot.py
 PY314_VENV ?= .venv-py314
 PY314_PYTEST := $(PY314_VENV)/bin/python -X faulthandler -m pytest -q -p no:cacheprovider \
-	-n $(WORKERS) --dist loadfile --no-loadscope-reorder
+	-n $(WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart 0
 
 test-py314:
 	$(PY314) ensure >/dev/null
