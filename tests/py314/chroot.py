@@ -157,7 +157,8 @@ def run(root: Path, checkout: Path, command: str) -> int:
         os.chmod(scratch, 0o1777)
         script = "set -e\n" + "\n".join(mounts(chroot, checkout, Path(scratch)))
         script += "\nexec " + shlex.join(inner) + "\n"
-        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script])
+        private = ["unshare", "--mount", "--propagation", "private"]
+        done = subprocess.run([*private, "sh", "-c", script])
     return done.returncode
 
 
