@@ -185,6 +185,9 @@ def _fresh_environment(
     subprocess.run([python, "-m", "venv", "--without-pip", str(where)], check=True)
     target = where / "bin" / "python"
     runtime_wheel = cache_root() / "wheels"
+    # pip runs itself on the target: a $PYTHONPATH naming the checkout (its cudart.egg-info)
+    # would show it cudart as installed already, and it would install nothing.
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONPATH"}
     offline = ["--no-index"] if package.suffix == ".whl" else []
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(target), "install", "--quiet", *offline]
