@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup build test test-ctypes generate check clean lint typecheck docs
+.PHONY: setup build test test-ctypes test-freethreaded test-py314 generate check clean lint \
+	typecheck docs
 
 # The checkout's tools (requirements/), then the checkout itself on the venv's path and
 # the cudart-bindgen command (generator/checkout.py): the generator is not installed as
@@ -38,6 +39,61 @@ test:
 test-ctypes:
 	CUDART_BACKEND=ctypes $(PYTEST) -m backend
 
+# Free-threaded CPython 3.13t (issue 25): the interpreter built once per machine under
+# ~/.cache/cudart-freethreaded (tests/freethreaded/interpreter.py: about 8 minutes on two
+# cores, then instant), a venv for it (requirements/freethreaded.txt: no lint or type
+# tools), the compiled backend built in place for it (cudart/_fast_*.cpython-313t-*.so,
+# beside the GIL build's .abi3.so), then the runtime and compiled tests on the compiled
+# backend, the backend's ones again on ctypes, tests/freethreaded/, and the packaging test's
+# pip install of the sdist into a fresh 3.13t venv (run by .venv's Python, which builds
+# the sdist: `make setup` first).
+# The GIL stays off (no PYTHON_GIL=0, which would hide a module that turns it back on):
+# tests/conftest.py fails the run if anything does. A crash prints every thread's stack,
+# in the interpreters the tests start too, and fails the run: pytest-xdist 3.8 with
+# --dist loadfile hangs for good once it has replaced a crashed worker, so none is.
+FT_VENV ?= .venv-ft
+FT_BIN := $(FT_VENV)/bin
+FT_ENV := PYTHONFAULTHANDLER=1
+FT_PYTEST := $(FT_ENV) $(FT_BIN)/python -X faulthandler -m pytest -q -p no:cacheprovider \
+	-n $(WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart 0
+
+test-freethreaded:
+	ft=$$($(PYTHON) tests/freethreaded/interpreter.py --jobs $(JOBS)) && \
+		$(MAKE) --no-print-directory freethreaded-run FT_PYTHON=$$ft
+
+.PHONY: freethreaded-run
+freethreaded-run:
+	$(FT_PYTHON) -m venv $(FT_VENV)
+	$(FT_BIN)/python -m pip install --quiet --upgrade pip
+	$(FT_BIN)/python -m pip install --quiet --only-binary :all: -r requirements/freethreaded.txt
+	$(FT_BIN)/python setup.py --quiet build_ext --inplace --parallel $(JOBS)
+	$(FT_PYTEST) tests/runtime tests/compiled tests/freethreaded
+	CUDART_BACKEND=ctypes $(FT_PYTEST) -m backend tests/runtime tests/compiled
+	CUDART_FREETHREADED_PYTHON=$(FT_PYTHON) $(FT_ENV) $(BIN)/python -m pytest -q \
+		-p no:cacheprovider tests/generator/test_packaging.py -k free_threaded
+
+# CPython 3.14, the GIL build (issue 25): Debian sid's python3.14 in a debootstrap chroot
+# made once per machine under ~/.cache/cudart-py314 (tests/py314/chroot.py: about 80 s;
+# root and `apt-get install debootstrap`), this checkout bound at /src. Its venv
+# (.venv-py314) takes the test requirements from PyPI; the compiled backend is the abi3
+# build `make build` made, which serves 3.14 as it is (the chroot's gcc is the tests'
+# own, for their stand-in libraries). Then tests/runtime on the compiled backend, and
+# the backend's tests again on ctypes; a worker's crash fails the run, as above.
+PY314 := $(PYTHON) tests/py314/chroot.py
+PY314_VENV ?= .venv-py314
+PY314_PYTEST := $(PY314_VENV)/bin/python -X faulthandler -m pytest -q -p no:cacheprovider \
+	-n $(WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart 0
+
+test-py314:
+	$(PY314) ensure >/dev/null
+	$(PY314) run "python3.14 -m venv $(PY314_VENV) && \
+		$(PY314_VENV)/bin/python -m pip install --quiet --only-binary :all: \
+		-r requirements/freethreaded.txt"
+	$(PY314) run "$(PY314_VENV)/bin/python -c \
+		'import cudart; assert cudart.backend() == \"compiled\", \"make build first\"'"
+	$(PY314) run "$(PY314_PYTEST) tests/runtime"
+	$(PY314) run "CUDART_BACKEND=ctypes $(PY314_PYTEST) -m backend tests/runtime"
+
 generate:
 	$(BIN)/cudart-bindgen generate --all
 
@@ -67,7 +123,7 @@ docs:
 
 clean:
 	rm -rf docs/_build docs/reference
-	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so
+	rm -rf $(VENV) $(FT_VENV) $(PY314_VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so
 
 # `make bench BENCH_ARGS='--only cpu ...'` passes options through (see bench/README.md).
 .PHONY: bench

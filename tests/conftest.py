@@ -6,7 +6,9 @@ only one libcudart.so.12, and the package loads it once.
 
 from __future__ import annotations
 
+import os
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,26 @@ from suite import MANIFEST, quiet
 
 from generator.fetch import HeaderSet, fetch_version
 from generator.manifest import Manifest
+
+# On a free-threaded interpreter (make test-freethreaded) nothing may turn the GIL back on:
+# 3.13t does that for an extension that does not declare Py_mod_gil, with only a
+# RuntimeWarning, and PYTHON_GIL=0 would hide it. The warning is an error in every
+# interpreter the tests start, and each pytest process checks its own GIL at its end.
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+GIL_WARNING_IS_AN_ERROR = "error:The global interpreter lock (GIL) has been enabled:RuntimeWarning"
+if FREE_THREADED:
+    os.environ["PYTHONWARNINGS"] = ",".join(
+        filter(None, [os.environ.get("PYTHONWARNINGS"), GIL_WARNING_IS_AN_ERROR])
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def the_gil_stays_off():
+    yield
+    if FREE_THREADED:
+        assert (
+            not sys._is_gil_enabled()
+        ), "this test process turned the GIL on (its warning says how)"
 
 
 @pytest.fixture(scope="session")

@@ -106,16 +106,27 @@ def build(source: Path, prefix: Path, staging: Path, jobs: int, log: Path) -> No
                 )
 
 
-def ensure(root: Path, jobs: int) -> Path:
+def cached(root: Path) -> Path:
+    """The interpreter already published under `root`, never building: the tests ask
+    this (tests/support/abi_support.py). No lock is needed, a build publishes by rename."""
+    python = interpreter_path(install_dir(root))
+    if not is_usable(python):
+        raise InterpreterError(f"no working {python} (make test-freethreaded builds it)")
+    return python
+
+
+def ensure(root: Path, jobs: int, url: str = TARBALL_URL) -> Path:
     """The cached interpreter, built first where it is missing or broken. Concurrent
-    callers (two checkouts' `make test-freethreaded`) wait for one build."""
+    callers (two checkouts' `make test-freethreaded`) wait for one build. `url` is where
+    the tarball comes from (a file: URL in the tests): whatever it is, its bytes must be
+    upstream's."""
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_locked(root, jobs)
+        return _ensure_locked(root, jobs, url)
 
 
-def _ensure_locked(root: Path, jobs: int) -> Path:
+def _ensure_locked(root: Path, jobs: int, url: str) -> Path:
     prefix = install_dir(root)
     python = interpreter_path(prefix)
     if is_usable(python):
@@ -123,8 +134,8 @@ def _ensure_locked(root: Path, jobs: int) -> Path:
     shutil.rmtree(prefix, ignore_errors=True)
     with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as scratch:
         tarball = Path(scratch) / f"Python-{VERSION}.tar.xz"
-        print(f"free-threaded python: downloading {TARBALL_URL}", file=sys.stderr)
-        download(TARBALL_URL, tarball)
+        print(f"free-threaded python: downloading {url}", file=sys.stderr)
+        download(url, tarball)
         verify(tarball)
         with tarfile.open(tarball) as archive:
             archive.extractall(scratch, filter="data")
@@ -146,9 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=cache_root())
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--url", default=TARBALL_URL, help="where the tarball comes from")
+    parser.add_argument(
+        "--cached", action="store_true", help="the published interpreter only; never build"
+    )
     args = parser.parse_args(argv)
     try:
-        print(ensure(args.cache, args.jobs))
+        print(cached(args.cache) if args.cached else ensure(args.cache, args.jobs, args.url))
     except InterpreterError as exc:
         print(f"free-threaded python: {exc}", file=sys.stderr)
         return 1

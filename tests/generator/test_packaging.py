@@ -10,6 +10,7 @@ pinned runtime wheel in the generator's cache.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +58,7 @@ report["selected"] = cudart.sys.__name__
 report["versions"] = cudart.available_versions()
 report["version_call"] = cudart.cudaRuntimeGetVersion()
 report["backend"] = cudart.backend()
+report["gil"] = getattr(sys, "_is_gil_enabled", lambda: True)()
 problems = []
 for v in report["versions"]:
     for kind in ("sys", "checked"):
@@ -87,24 +89,39 @@ print(json.dumps(report))
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict:
+def sdist(tmp_path_factory) -> Path:
+    """The sdist, as pip's `python -m build` makes it before the wheel."""
+    out = tmp_path_factory.mktemp("sdist")
+    _build("--sdist", REPO, out, _environ_without_cudart())
+    (found,) = out.glob("*.tar.gz")
+    return found
+
+
+@pytest.fixture(scope="module")
+def built(sdist, tmp_path_factory) -> dict:
     """The sdist, and the wheel pip builds from it. The generated extensions come from
     the checkout's in-place build where it is up to date with the same sources
     (setup.py's $CUDART_PREBUILT): the same compiler, flags and bytes of C, compiled once
     per run instead of twice (about two minutes); the hand-written one compiles here."""
     out = tmp_path_factory.mktemp("dist")
+    env = {**_environ_without_cudart(), "CUDART_PREBUILT": str(REPO)}
+    proc = _build("--wheel", sdist, out, env)
+    wheels = sorted(out.glob("*.whl"))
+    assert len(wheels) == 1, sorted(p.name for p in out.iterdir())
+    taken = re.findall(r"^cudart: cudart\.(\S+) taken from ", proc.stderr, re.MULTILINE)
+    return {"wheel": wheels[0], "sdist": sdist, "taken": taken}
+
+
+def _build(what: str, source: Path, out: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     proc = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)],
+        [sys.executable, "-m", "build", what, "--outdir", str(out), str(source)],
         capture_output=True,
         text=True,
         cwd=out,
-        env={**_environ_without_cudart(), "CUDART_PREBUILT": str(REPO)},
+        env=env,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
-    assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
-    taken = re.findall(r"^cudart: cudart\.(\S+) taken from ", proc.stderr, re.MULTILINE)
-    return {"wheel": wheels[0], "sdist": sdists[0], "taken": taken}
+    return proc
 
 
 def test_the_wheel_compiles_what_the_checkout_has_not_built(built):
@@ -160,42 +177,32 @@ def test_the_sdist_builds_the_same_package(built):
     assert {"pyproject.toml", "README.md", "cudart"} <= tops
 
 
-def _fresh_environment(python: str, where: Path, wheel: Path) -> Path:
-    """A venv with only the cudart wheel and the pinned runtime wheel, offline."""
+def _fresh_environment(
+    python: str, where: Path, package: Path, env: dict[str, str] | None = None
+) -> Path:
+    """A venv with only cudart and the pinned runtime wheel. From a wheel it installs
+    offline; from an sdist pip's isolated build takes setuptools from the index."""
     subprocess.run([python, "-m", "venv", "--without-pip", str(where)], check=True)
     target = where / "bin" / "python"
     runtime_wheel = cache_root() / "wheels"
+    # pip runs itself on the target: a $PYTHONPATH naming the checkout (its cudart.egg-info)
+    # would show it cudart as installed already, and it would install nothing.
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONPATH"}
+    offline = ["--no-index"] if package.suffix == ".whl" else []
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(target),
-            "install",
-            "--quiet",
-            "--no-index",
-            "--find-links",
-            str(runtime_wheel),
-            str(wheel),
-            "nvidia-cuda-runtime-cu12==12.5.82",
-        ],
+        [sys.executable, "-m", "pip", "--python", str(target), "install", "--quiet", *offline]
+        + ["--find-links", str(runtime_wheel), str(package), "nvidia-cuda-runtime-cu12==12.5.82"],
         capture_output=True,
         text=True,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return target
 
 
-@pytest.mark.parametrize("python_name", ["python3.11", "python3.13"])
-def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, python_name):
-    """Installed without the checkout's tools: cudart finds the runtime wheel by itself,
-    serves the matching module, and every generated version imports under one name."""
-    interpreter, why = abi_support.find_interpreter(python_name)
-    if interpreter is None:
-        pytest.skip(f"{python_name} unusable: {why}")
-    assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
-    python = _fresh_environment(interpreter, tmp_path / "venv", built["wheel"])
+def _installed(python: Path, tmp_path: Path) -> tuple[list[str], dict]:
+    """What the venv of `python` holds beside pip's own files, and what the installed
+    package reports in it (IN_THE_NEW_ENVIRONMENT), run outside the checkout."""
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
@@ -216,13 +223,33 @@ def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, py
         env=env,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout)
+    package = Path(site) / "cudart"
+    extensions = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.so"))
+    return extensions, json.loads(proc.stdout)
+
+
+def _check_report(report: dict) -> None:
     assert report["problems"] == []
     assert report["found_by"] == "the nvidia runtime wheel"
     assert report["runtime"] == report["version_call"] == 12050
     assert report["selected"] == "cudart.sys_12050"
     assert report["backend"] == "compiled"
     assert len(report["versions"]) == len([n for n in GENERATED_NAMES if n.startswith("sys_")])
+
+
+@pytest.mark.parametrize("python_name", ["python3.11", "python3.13"])
+def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, python_name):
+    """Installed without the checkout's tools: cudart finds the runtime wheel by itself,
+    serves the matching module, and every generated version imports under one name."""
+    interpreter, why = abi_support.find_interpreter(python_name)
+    if interpreter is None:
+        pytest.skip(f"{python_name} unusable: {why}")
+    assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
+    python = _fresh_environment(interpreter, tmp_path / "venv", built["wheel"])
+    extensions, report = _installed(python, tmp_path)
+    assert extensions == EXTENSIONS
+    _check_report(report)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     # The generator is a checkout's tool: without its tools it says how to get them, in one line.
     proc = subprocess.run(
         [str(python), "-m", "generator", "check"],
@@ -234,6 +261,33 @@ def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, py
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "make setup" in lines[0] and "libclang" in lines[0], proc.stderr
+
+
+def test_the_sdist_installs_on_free_threaded_python(sdist, header_sets, tmp_path):
+    """pip install from the sdist into a fresh free-threaded 3.13 venv (issue 25): every
+    extension builds for that interpreter's own ABI (3.13t cannot load abi3), and the
+    installed package serves its compiled backend with the GIL off. The generated
+    extensions come from the checkout's in-place 3.13t build where it has the same
+    sources (make test-freethreaded makes it), as the wheel's do from the GIL build."""
+    interpreter, why = abi_support.find_freethreaded()
+    if interpreter is None:
+        if os.environ.get(abi_support.FREETHREADED_ENV):
+            pytest.fail(why)  # asked for by name: its absence is a failure, not a skip
+        pytest.skip(f"no free-threaded python ({why})")
+    assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
+    env = {**_environ_without_cudart(), "CUDART_PREBUILT": str(REPO)}
+    python = _fresh_environment(interpreter, tmp_path / "venv", sdist, env)
+    suffix = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    extensions, report = _installed(python, tmp_path)
+    assert suffix.startswith(".cpython-313t-"), suffix
+    assert extensions == sorted(n.removesuffix(".abi3.so") + suffix for n in EXTENSIONS)
+    _check_report(report)
+    assert report["gil"] is False
 
 
 def test_one_name_per_module_in_the_checkout(header_sets):
@@ -277,6 +331,4 @@ def test_without_a_compiler_the_sdist_installs_on_ctypes(built, header_sets, tmp
 
 
 def _environ_without_cudart() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}
