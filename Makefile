@@ -26,9 +26,12 @@ build:
 # module builds once (a version's gcc report, a fuzz grid) is built once per run; files
 # are handed out in collection order (tests/conftest.py puts the longest first and the
 # NVRTC tests last), not reordered by size.
+# A crashed worker fails the run: pytest-xdist 3.8 with --dist loadfile hangs for good
+# once it has replaced one, so none is.
 WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile \
-	--no-loadscope-reorder
+PYTEST_ARGS := -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
+	--max-worker-restart 0
+PYTEST := $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test:
 	$(PYTEST)
@@ -49,13 +52,11 @@ test-ctypes:
 # the sdist: `make setup` first).
 # The GIL stays off (no PYTHON_GIL=0, which would hide a module that turns it back on):
 # tests/conftest.py fails the run if anything does. A crash prints every thread's stack,
-# in the interpreters the tests start too, and fails the run: pytest-xdist 3.8 with
-# --dist loadfile hangs for good once it has replaced a crashed worker, so none is.
+# in the interpreters the tests start too.
 FT_VENV ?= .venv-ft
 FT_BIN := $(FT_VENV)/bin
 FT_ENV := PYTHONFAULTHANDLER=1
-FT_PYTEST := $(FT_ENV) $(FT_BIN)/python -X faulthandler -m pytest -q -p no:cacheprovider \
-	-n $(WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart 0
+FT_PYTEST := $(FT_ENV) $(FT_BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 test-freethreaded:
 	ft=$$($(PYTHON) tests/freethreaded/interpreter.py --jobs $(JOBS)) && \
@@ -81,8 +82,7 @@ freethreaded-run:
 # the backend's tests again on ctypes; a worker's crash fails the run, as above.
 PY314 := $(PYTHON) tests/py314/chroot.py
 PY314_VENV ?= .venv-py314
-PY314_PYTEST := $(PY314_VENV)/bin/python -X faulthandler -m pytest -q -p no:cacheprovider \
-	-n $(WORKERS) --dist loadfile --no-loadscope-reorder --max-worker-restart 0
+PY314_PYTEST := $(PY314_VENV)/bin/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 test-py314:
 	$(PY314) ensure >/dev/null

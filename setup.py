@@ -117,6 +117,9 @@ def _extension(name: str, source: str, **options) -> Extension:
         # the import.
         extra_compile_args=["-std=gnu11", "-O2", "-g0", "-Werror=implicit-function-declaration"],
         py_limited_api=LIMITED_API,
+        # Optional for setuptools too: an in-place build copies what did build, rather
+        # than stop at the first extension that failed and place none.
+        optional=True,
         **options,
     )
 

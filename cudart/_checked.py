@@ -13,7 +13,7 @@ import sys
 import threading
 from collections import deque
 from ctypes import ArgumentError, byref
-from functools import update_wrapper
+from functools import WRAPPER_ASSIGNMENTS, update_wrapper
 
 from . import _handles, _hostmem
 from ._backend import compiled_for
@@ -284,8 +284,13 @@ def compiled_functions(install: Any, reference: dict, namespace: dict) -> dict:
     function's."""
     compiled = install(reference, sys.modules[__name__], namespace)
     for name, fn in compiled.items():
-        update_wrapper(fn, reference[name])
+        update_wrapper(fn, reference[name], assigned=_WRAPPER_ASSIGNED)
     return compiled
+
+
+# 3.14's update_wrapper copies __annotate__ instead of __annotations__, from which only a
+# function derives the other: a compiled function takes both.
+_WRAPPER_ASSIGNED = tuple(dict.fromkeys((*WRAPPER_ASSIGNMENTS, "__annotations__")))
 
 
 _FUNCTION = type(compile_checked)

@@ -54,7 +54,7 @@ static PyTypeObject *cudart_c_void_p, *cudart_c_char_p, *cudart_c_wchar_p;
 /* The ctypes class of each C integer type, [signed][8, 16, 32, 64 bits], and c_bool:
  * a raw function's argtype for an integer parameter (c_int for int, c_ulong for
  * size_t), whose instances ctypes takes as themselves. */
-static PyTypeObject *cudart_integer_classes[2][4], *cudart_c_bool;
+static PyTypeObject *cudart_integer_classes[2][4], *cudart_c_bool, *cudart_c_double_class;
 static const char *const cudart_integer_names[2][4] = {
     {"c_uint8", "c_uint16", "c_uint32", "c_uint64"},
     {"c_int8", "c_int16", "c_int32", "c_int64"},
@@ -199,6 +199,7 @@ static int cudart_init_support(void)
     cudart_c_char_p = cudart_type_of(ctypes, "c_char_p");
     cudart_c_wchar_p = cudart_type_of(ctypes, "c_wchar_p");
     cudart_c_bool = cudart_type_of(ctypes, "c_bool");
+    cudart_c_double_class = cudart_type_of(ctypes, "c_double");
     int integers = 1;
     for (int s = 0; s < 2; s++)
         for (int w = 0; w < 4; w++)
@@ -212,7 +213,7 @@ static int cudart_init_support(void)
     if (!cudart_ArgumentError || !cudart_address_of || !arg_type || !cudart_SimpleCData ||
         !cudart_Pointer || !cudart_CFuncPtr || !cudart_Structure || !cudart_Union ||
         !cudart_Array || !cudart_c_void_p || !cudart_c_char_p || !cudart_c_wchar_p ||
-        !cudart_c_bool || !integers)
+        !cudart_c_bool || !cudart_c_double_class || !integers)
         return -1;
     return 0;
 }
@@ -365,9 +366,14 @@ static inline int cudart_double(PyObject *o, Py_ssize_t index, double *out)
 {
     double v = PyFloat_AsDouble(o);
     if (v == -1.0 && PyErr_Occurred()) {
-        /* ctypes' words for any value its c_double/c_float cannot take */
+        /* ctypes' own words for a value its c_double/c_float cannot take, which differ
+         * between Pythons ("wrong type"; PyFloat_AsDouble's since 3.13.5 and 3.14). */
         PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "wrong type");
+        PyObject *taken = PyObject_CallMethod((PyObject *)cudart_c_double_class, "from_param", "O", o);
+        if (taken) {
+            Py_DECREF(taken);
+            PyErr_SetString(PyExc_TypeError, "wrong type");
+        }
         cudart_argument_failed(index);
         return -1;
     }

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import abi_support
 import pytest
+from freethreaded_support import freethreaded_python
 from suite import GENERATED, REPO, run_python
 
 from generator.fetch import cache_root
@@ -269,11 +270,7 @@ def test_the_sdist_installs_on_free_threaded_python(sdist, header_sets, tmp_path
     installed package serves its compiled backend with the GIL off. The generated
     extensions come from the checkout's in-place 3.13t build where it has the same
     sources (make test-freethreaded makes it), as the wheel's do from the GIL build."""
-    interpreter, why = abi_support.find_freethreaded()
-    if interpreter is None:
-        if os.environ.get(abi_support.FREETHREADED_ENV):
-            pytest.fail(why)  # asked for by name: its absence is a failure, not a skip
-        pytest.skip(f"no free-threaded python ({why})")
+    interpreter = freethreaded_python()
     assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
     env = {**_environ_without_cudart(), "CUDART_PREBUILT": str(REPO)}
     python = _fresh_environment(interpreter, tmp_path / "venv", sdist, env)

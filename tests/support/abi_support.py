@@ -799,29 +799,6 @@ def find_interpreter(name: str) -> tuple[str | None, str]:
     return None, "; ".join(tried) or f"no {name} found"
 
 
-# A free-threaded CPython 3.13 (issue 25): the one named by $CUDART_FREETHREADED_PYTHON
-# (make test-freethreaded sets it), else the one that target built and cached.
-FREETHREADED_ENV = "CUDART_FREETHREADED_PYTHON"
-FREETHREADED_SCRIPT = REPO / "tests" / "freethreaded" / "interpreter.py"
-
-
-def find_freethreaded() -> tuple[str | None, str]:
-    """(path, '') of a working free-threaded 3.13, or (None, why not). Never builds one."""
-    given = os.environ.get(FREETHREADED_ENV)
-    command = [sys.executable, str(FREETHREADED_SCRIPT), "--cached"]
-    if given:
-        probe = "import sys; assert not sys._is_gil_enabled(); print(sys.executable)"
-        command = [given, "-c", probe]
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"{command[0]}: {exc}"
-    if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        return None, f"${FREETHREADED_ENV}={given}: {why}" if given else why
-    return (given or proc.stdout.strip()), ""
-
-
 # ============================================================================ the library
 
 

@@ -6,6 +6,7 @@ The tests that need it skip, saying why, where neither answers as a free-threade
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import subprocess
 import sys
@@ -15,14 +16,8 @@ from pathlib import Path
 import pytest
 
 FREETHREADED_ENV = "CUDART_FREETHREADED_PYTHON"
-# Where tests/freethreaded/interpreter.py installs it (its cache_root / install_dir).
-CACHED = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "cudart-freethreaded"
-    / "python-3.13.5t"
-    / "bin"
-    / "python3.13t"
-)
+# The script that builds it and knows where it lies (never run here to build).
+INTERPRETER_SCRIPT = Path(__file__).resolve().parents[1] / "freethreaded" / "interpreter.py"
 # Whether the interpreter running the suite is free-threaded (then it is its own 3.13t).
 RUNNING_FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
@@ -33,27 +28,45 @@ _PROBE = (
 )
 
 
+def _cached() -> tuple[str | None, str]:
+    """(path, '') of the interpreter interpreter.py published, or (None, why not)."""
+    spec = importlib.util.spec_from_file_location("_freethreaded_interpreter", INTERPRETER_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    try:
+        return str(script.cached(script.cache_root())), ""
+    except script.InterpreterError as exc:
+        return None, str(exc)
+
+
 @functools.cache
-def _find() -> tuple[str | None, str, str]:
-    """(path, its own extension suffix, why not) of the free-threaded interpreter."""
+def find_freethreaded() -> tuple[str | None, str, str]:
+    """(path, its own extension suffix, why not) of the free-threaded interpreter:
+    this one where it is free-threaded, else $CUDART_FREETHREADED_PYTHON, else the one
+    tests/freethreaded/interpreter.py published in the user's cache."""
     explicit = os.environ.get(FREETHREADED_ENV)
-    candidates = [explicit] if explicit else [str(CACHED)]
-    if RUNNING_FREE_THREADED:
-        candidates.insert(0, sys.executable)
-    for path in candidates:
+    found, why = (explicit, f"${FREETHREADED_ENV}={explicit}") if explicit else _cached()
+    candidates = [sys.executable] if RUNNING_FREE_THREADED else []
+    for path in [*candidates, found]:
+        if path is None:
+            continue
         if not Path(path).exists():
             continue
         probe = subprocess.run([path, "-c", _PROBE], capture_output=True, text=True)
         if probe.returncode == 0:
             return path, probe.stdout.strip(), ""
-    where = f"${FREETHREADED_ENV}={explicit}" if explicit else f"{CACHED} (or ${FREETHREADED_ENV})"
-    return None, "", f"no free-threaded Python at {where}: make it with `make test-freethreaded`"
+        why = f"{path} is not a free-threaded Python with its GIL off"
+    return None, "", f"no free-threaded Python ({why}): `make test-freethreaded` makes one"
 
 
 def freethreaded_python() -> str:
-    """The free-threaded interpreter's path; skips the test where there is none."""
-    path, _, why = _find()
+    """The free-threaded interpreter's path; skips the test where there is none, and
+    fails it where $CUDART_FREETHREADED_PYTHON names one that does not work."""
+    path, _, why = find_freethreaded()
     if path is None:
+        if os.environ.get(FREETHREADED_ENV):
+            pytest.fail(why)
         pytest.skip(why)
     return path
 
@@ -62,7 +75,7 @@ def freethreaded_suffix() -> str:
     """The extension suffix of the free-threaded interpreter's own builds
     (`.cpython-313t-x86_64-linux-gnu.so`)."""
     freethreaded_python()
-    return _find()[1]
+    return find_freethreaded()[1]
 
 
 def gil_enabled() -> bool:
