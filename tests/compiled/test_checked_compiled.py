@@ -11,6 +11,7 @@ always goes to the reference, which would make the comparison hold trivially).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import ctypes
 import functools
@@ -24,6 +25,7 @@ from fast_support import compiler, recording_module
 from fuzz_ranges import _bad_values, _fillers, specs
 from models import models_for
 from suite import REPO, quiet, run_python, version_keys
+from thread_storm import storm
 
 from cudart import _checked
 from generator.fetch import fetch_version
@@ -560,12 +562,8 @@ def test_a_compiled_destroy_reads_and_marks_only_what_the_reference_does(version
     from cudart._handles import destroyed_by
 
     version = versions[key, surface]
-    undos: list = []
-    version.fast.record(True)
-    try:
-        for name, i, cls, legal in _marking(version):
-            compiled, ref = version.compiled[name], version.reference[name]
-            undos.append(version.recording(name))  # the reference's C: the recorder too
+    with _destroys_recorded(version) as destroys:
+        for name, i, cls, legal, compiled, ref in destroys:
             null = cls()
             version.fast.recorded().clear()
             assert _outcome(compiled, _with(legal, i, null))[0] == "returned", name
@@ -595,29 +593,26 @@ def test_a_compiled_destroy_reads_and_marks_only_what_the_reference_does(version
                 assert c_calls == _recorded(version, set()), name
                 assert type(got).__bases__ == type(want).__bases__, name
                 assert destroyed_by(got) == destroyed_by(want), name
+
+
+@contextlib.contextmanager
+def _destroys_recorded(version):
+    """(name, handle index, handle class, legal arguments, compiled, reference) of each
+    compiled destroy, while the recorder stands in for C under both functions."""
+    undos: list = []
+    version.fast.record(True)
+
+    def each():
+        for name, i, cls, legal in _marking(version):
+            undos.append(version.recording(name))  # the reference's C: the recorder too
+            yield name, i, cls, legal, version.compiled[name], version.reference[name]
+
+    try:
+        yield each()
     finally:
         for undo in reversed(undos):
             undo()
         version.fast.record(False)
-
-
-def _at_once(calls: list) -> list:
-    """Each call in a thread of its own, started together: their results."""
-    import threading
-
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def run(n: int) -> None:
-        barrier.wait()
-        results[n] = calls[n]()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 @pytest.mark.parametrize("key, surface", CASES)
@@ -627,12 +622,8 @@ def test_threads_destroying_one_handle_through_c_reach_it_once(versions, key, su
     from cudart import HandleDestroyedError
 
     version = versions[key, surface]
-    undos: list = []
-    version.fast.record(True)
-    try:
-        for name, i, cls, legal in _marking(version):
-            compiled, ref = version.compiled[name], version.reference[name]
-            undos.append(version.recording(name))  # the reference's C: the recorder too
+    with _destroys_recorded(version) as destroys:
+        for name, i, cls, legal, compiled, ref in destroys:
             for round in range(3):
                 handle = cls(0x90000 + round)
                 calls = [
@@ -640,12 +631,8 @@ def test_threads_destroying_one_handle_through_c_reach_it_once(versions, key, su
                     for n in range(8)
                 ]
                 version.fast.recorded().clear()
-                outcomes = _at_once(calls)
+                outcomes = storm(lambda n, calls=calls: calls[n](), len(calls))
                 assert len(version.fast.recorded()) == 1, name
                 assert [o[0] for o in outcomes].count("returned") == 1, (name, outcomes)
                 lost = {o[1] for o in outcomes if o[0] == "raised"}
                 assert lost == {HandleDestroyedError.__name__}, (name, outcomes)
-    finally:
-        for undo in reversed(undos):
-            undo()
-        version.fast.record(False)

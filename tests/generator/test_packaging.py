@@ -201,15 +201,17 @@ def _fresh_environment(
     return target
 
 
+def _sysconfig(python: Path, expression: str) -> str:
+    """What `sysconfig.<expression>` is in the interpreter `python`."""
+    code = f"import sysconfig; print(sysconfig.{expression})"
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
 def _installed(python: Path, tmp_path: Path) -> tuple[list[str], dict]:
     """What the venv of `python` holds beside pip's own files, and what the installed
     package reports in it (IN_THE_NEW_ENVIRONMENT), run outside the checkout."""
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    site = _sysconfig(python, "get_paths()['purelib']")
     installed = sorted(p.name for p in Path(site).iterdir() if not p.name.startswith(("_", "__")))
     assert [n for n in installed if not n.startswith("nvidia")] == [
         "cudart",
@@ -274,12 +276,7 @@ def test_the_sdist_installs_on_free_threaded_python(sdist, header_sets, tmp_path
     assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
     env = {**_environ_without_cudart(), "CUDART_PREBUILT": str(REPO)}
     python = _fresh_environment(interpreter, tmp_path / "venv", sdist, env)
-    suffix = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    suffix = _sysconfig(python, "get_config_var('EXT_SUFFIX')")
     extensions, report = _installed(python, tmp_path)
     assert suffix.startswith(".cpython-313t-"), suffix
     assert extensions == sorted(n.removesuffix(".abi3.so") + suffix for n in EXTENSIONS)

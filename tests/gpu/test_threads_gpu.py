@@ -8,13 +8,11 @@ Counts are exact; on a free-threaded interpreter the GIL stays off.
 
 from __future__ import annotations
 
-import sys
-import sysconfig
 import threading
-import traceback
 from pathlib import Path
 
 import pytest
+from thread_storm import FREE_THREADED, gil_enabled, storm
 
 import cudart
 from cudart import HandleDestroyedError, callbacks
@@ -22,32 +20,15 @@ from cudart.kernels import load_module
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 THREADS = 16
-FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 pytestmark = pytest.mark.usefixtures("clean_callback_failures")
 
 
-def _storm(fn, threads: int = THREADS) -> list:
-    """fn(i) in `threads` threads released together by a barrier; their results."""
-    barrier = threading.Barrier(threads)
-    results: list = [None] * threads
-    errors: list[str] = []
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = fn(i)
-        except BaseException:
-            errors.append(traceback.format_exc())
-
-    workers = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    assert not errors, errors[0]
+def _storm(fn) -> list:
+    """fn(i) in THREADS threads released together; the GIL stays off where there is none."""
+    results = storm(fn, THREADS)
     if FREE_THREADED:
-        assert sys._is_gil_enabled() is False  # type: ignore[attr-defined]
+        assert not gil_enabled()
     return results
 
 

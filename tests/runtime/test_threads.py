@@ -28,36 +28,18 @@ KEY = "12.9"  # the runtime (and NVRTC, nvJitLink) serving the storms
 OLDER = "12.5"  # a runtime older than KEY's bindings, for the forced-version warning
 THREADS = 16
 KERNELS = REPO / "tests" / "kernels"
+SUPPORT = REPO / "tests" / "support"
 
 # What every case's interpreter runs first: storm(fn) calls fn(i) in THREADS threads
 # released together and returns their results (or raises what the first one raised).
 PRELUDE = f"""
-import json, sys, sysconfig, threading, time, traceback
+import json, sys, threading, time
+sys.path.insert(0, {str(SUPPORT)!r})
+from thread_storm import FREE_THREADED, gil_enabled as gil, storm as _storm
 THREADS = {THREADS}
-FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
-
-def gil():
-    return sys._is_gil_enabled() if FREE_THREADED else True
 
 def storm(fn, threads=THREADS):
-    barrier = threading.Barrier(threads)
-    results, errors = [None] * threads, []
-
-    def run(i):
-        barrier.wait()
-        try:
-            results[i] = fn(i)
-        except BaseException:
-            errors.append(traceback.format_exc())
-
-    workers = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    if errors:
-        raise AssertionError(errors[0])
-    return results
+    return _storm(fn, threads)
 
 def report(**values):
     values["free_threaded"] = FREE_THREADED
