@@ -237,13 +237,16 @@ def _reporting_callback_failures(fn: Any, per_stream: bool) -> Any:
 def bind_on_first_call(namespace: dict, lib: Any, table: dict) -> None:
     """Put into a checked module's namespace, as `_<name>`, a stand-in for each
     function of `table` ({name: (restype, argtypes[, outputs])}) that binds it on its
-    first call; with outputs (the compiled backend's), also `_<name>_out`."""
+    first call; with outputs (the compiled backend's), also `_<name>_out`. The stand-ins
+    stay in `_UNBOUND` ({`_<name>`: stand-in}): what a binding replaced, with its types."""
+    stand_ins = namespace.setdefault("_UNBOUND", {})
     for name, (restype, argtypes, *outputs) in table.items():
-        namespace["_" + name] = _Unbound(namespace, lib, name, restype, argtypes)
+        stand_ins["_" + name] = _Unbound(namespace, lib, name, restype, argtypes)
         if outputs:
-            namespace["_" + name + "_out"] = _Unbound(
+            stand_ins["_" + name + "_out"] = _Unbound(
                 namespace, lib, name, restype, argtypes, outputs[0]
             )
+    namespace.update(stand_ins)
 
 
 def report_callback_failures(name: str, status: int, first: Any) -> None:

@@ -79,7 +79,6 @@ class _Version:
             self.fast.checked, self.reference, self.namespace
         )
         self.specs = {f["name"]: f for f in specs(model)["functions"]}
-        self.unbound: dict[str, object] = {}  # `_<name>` as the module binds it
 
     def recording(self, name: str):
         """Put the recording build's raw variants where the reference calls C (as
@@ -92,8 +91,10 @@ class _Version:
             if key not in self.namespace:
                 continue
             saved[key] = self.namespace[key]
-            unbound = self.unbound.setdefault(key, self.namespace[key])
-            outputs = getattr(unbound, "outputs", ())
+            # What bind_on_first_call put there, with its types: another test of this
+            # process may have bound it already.
+            unbound = self.namespace["_UNBOUND"][key]
+            outputs = unbound.outputs
             self.namespace[f"_{name}{suffix}"] = self.fast.variant(
                 name, spec(unbound.argtypes, outputs)
             )
