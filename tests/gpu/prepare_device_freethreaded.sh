@@ -29,12 +29,13 @@ tar -C "$prefix/lib" -cf - \
     tar -C "$stage/lib" -xf -
 mkdir -p "$stage/lib/python3.13t/site-packages"
 strip "$stage"/lib/python3.13t/lib-dynload/*.so
-# pytest and what it imports (pure Python); numpy, CuPy and cuda-bindings stay behind:
+# pytest and what it imports (pygments included) and numpy (its 3.13t wheel), which the
+# launch stress test fills its arguments with; CuPy and cuda-bindings stay behind:
 # the GPU tests that need them skip under this interpreter.
-for package in _pytest pytest pluggy iniconfig packaging py.py; do
+for package in _pytest pytest pluggy iniconfig packaging pygments py.py numpy numpy.libs; do
     [ -e "$site/$package" ] && cp -r "$site/$package" "$stage/site/"
 done
-find "$stage/site" -name __pycache__ -prune -exec rm -rf {} +
+find "$stage/site" \( -name __pycache__ -o -path "*/numpy/*/tests" \) -prune -exec rm -rf {} +
 found=0
 for so in cudart/*.cpython-313t-*.so cudart/kernels/*.cpython-313t-*.so; do
     [ -e "$so" ] || continue
