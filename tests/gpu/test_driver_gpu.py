@@ -110,6 +110,10 @@ def device_memory():
             driver.cuMemcpyHtoD(p, data, len(data))
         else:
             driver.cuMemsetD8(p, 0, nbytes)
+        # Both may still run on the legacy stream when they return (device memory), and a
+        # non-blocking stream (a green context's) is not ordered after that stream: a
+        # test's first write there could land before this one.
+        driver.cuCtxSynchronize()
         return p
 
     yield alloc
