@@ -317,6 +317,25 @@ static inline PyObject *cudart_attribute(PyObject *o, const char *name)
     return PyObject_GetAttrString(o, name);
 }
 
+/* Put each of `n` new references (`made`, NULL where its look-up failed) into its
+ * static slot, retiring what was there (calls on other threads may hold the old ones,
+ * borrowed): all of them, or, where any is NULL, none, with every one released. 0, or -1
+ * with the look-up's exception. */
+static inline int cudart_replace_all(PyObject **const slots[], PyObject *made[], int n)
+{
+    int missing = 0;
+    for (int i = 0; i < n; i++)
+        missing |= made[i] == NULL;
+    int r = missing ? -1 : 0;
+    for (int i = 0; i < n; i++) {
+        if (missing)
+            Py_XDECREF(made[i]);
+        else
+            r |= CUDART_REPLACE(*slots[i], made[i]);
+    }
+    return r ? -1 : 0;
+}
+
 /* ---------------------------------------------------------------- the destroy's mark */
 
 /* cudart._handles' mark lock's acquire and release, its made-once destroyed classes
@@ -411,19 +430,10 @@ static inline int cudart_claim_helpers(PyObject *helpers)
     PyObject *class_attribute = PyUnicode_InternFromString("__class__");
     Py_XDECREF(lock);
     Py_XDECREF(handles);
-    if (!dead_class_of || !acquire || !release || !class_attribute) {
-        Py_XDECREF(dead_class_of);
-        Py_XDECREF(acquire);
-        Py_XDECREF(release);
-        Py_XDECREF(class_attribute);
-        return -1;
-    }
-    /* Calls on other threads may hold the old ones, borrowed: retired, not released. */
-    int r = CUDART_REPLACE(cudart_dead_class_of, dead_class_of);
-    r |= CUDART_REPLACE(cudart_mark_acquire, acquire);
-    r |= CUDART_REPLACE(cudart_mark_release, release);
-    r |= CUDART_REPLACE(cudart_class_attribute, class_attribute);
-    return r ? -1 : 0;
+    PyObject **const slots[] = {&cudart_dead_class_of, &cudart_mark_acquire,
+                                &cudart_mark_release, &cudart_class_attribute};
+    PyObject *made[] = {dead_class_of, acquire, release, class_attribute};
+    return cudart_replace_all(slots, made, 4);
 }
 
 /* Take `helpers` (cudart._checked) and the checked module's namespace; 0 or -1. */
@@ -437,29 +447,22 @@ static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
     }
     Py_INCREF(make_error);
     Py_INCREF(lib);
-    PyObject *claim = cudart_attribute(helpers, "claim");
-    PyObject *unclaim = cudart_attribute(helpers, "unclaim");
-    PyObject *destroyed = cudart_attribute(helpers, "destroyed");
-    PyObject *failures = cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED");
-    PyObject *report = cudart_attribute(helpers, "report_callback_failures");
-    if (!claim || !unclaim || !destroyed || !failures || !report) {
-        Py_DECREF(make_error);
-        Py_DECREF(lib);
-        Py_XDECREF(claim);
-        Py_XDECREF(unclaim);
-        Py_XDECREF(destroyed);
-        Py_XDECREF(failures);
-        Py_XDECREF(report);
-        return -1;
-    }
-    int r = CUDART_REPLACE(cudart_make_error, make_error);
-    r |= CUDART_REPLACE(cudart_error_lib, lib);
-    cudart_forget_errors();
-    r |= CUDART_REPLACE(cudart_claim, claim);
-    r |= CUDART_REPLACE(cudart_unclaim, unclaim);
-    r |= CUDART_REPLACE(cudart_destroyed, destroyed);
-    r |= CUDART_REPLACE(cudart_failures, failures);
-    r |= CUDART_REPLACE(cudart_report_failures, report);
+    PyObject **const slots[] = {&cudart_make_error, &cudart_error_lib,      &cudart_claim,
+                                &cudart_unclaim,    &cudart_destroyed,      &cudart_failures,
+                                &cudart_report_failures};
+    PyObject *made[] = {
+        make_error,
+        lib,
+        cudart_attribute(helpers, "claim"),
+        cudart_attribute(helpers, "unclaim"),
+        cudart_attribute(helpers, "destroyed"),
+        cudart_attribute(helpers, "CALLBACK_FAILURES_UNRAISED"),
+        cudart_attribute(helpers, "report_callback_failures"),
+    };
+    int found = made[2] && made[3] && made[4] && made[5] && made[6];
+    int r = cudart_replace_all(slots, made, 7);
+    if (found)
+        cudart_forget_errors(); /* made by the error factory replaced above */
     return r || cudart_claim_helpers(helpers) < 0 ? -1 : 0;
 }
 
