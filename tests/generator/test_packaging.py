@@ -20,7 +20,7 @@ from pathlib import Path
 
 import abi_support
 import pytest
-from freethreaded_support import freethreaded_python
+from freethreaded_support import FREETHREADED_ENV, freethreaded_python
 from suite import GENERATED, REPO, run_python
 
 from generator.fetch import cache_root
@@ -271,7 +271,11 @@ def test_the_sdist_installs_on_free_threaded_python(sdist, header_sets, tmp_path
     extension builds for that interpreter's own ABI (3.13t cannot load abi3), and the
     installed package serves its compiled backend with the GIL off. The generated
     extensions come from the checkout's in-place 3.13t build where it has the same
-    sources (make test-freethreaded makes it), as the wheel's do from the GIL build."""
+    sources (make test-freethreaded makes it), as the wheel's do from the GIL build.
+    That target runs it, naming the interpreter: `make test` would run it a second time,
+    and, before that target's in-place build, compile every extension for it."""
+    if not os.environ.get(FREETHREADED_ENV):
+        pytest.skip(f"run by make test-freethreaded (it sets ${FREETHREADED_ENV})")
     interpreter = freethreaded_python()
     assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
     env = {**_environ_without_cudart(), "CUDART_PREBUILT": str(REPO)}
