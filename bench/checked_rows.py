@@ -21,6 +21,7 @@ from .rows import (
     Row,
     Timed,
     _backend_note,
+    _c_both,
     _c_loop,
     _candidate,
     _checked_pair,
@@ -46,7 +47,7 @@ def _version_row(ctx: Context, name: str, cupy: str) -> Row:
     _status_note(ctx, row, getattr(rt, name)(address), name)
     _backend_note(ctx, row)
     candidates = {
-        "C": _candidate(lambda: _c_loop(ctx, name, lambda lp, fn, n: lp.get_device(fn, n))),
+        **_c_both(lambda lib: _c_loop(ctx, name, lambda lp, fn, n: lp.get_device(fn, n), lib)),
         **_raw_pair(ctx, name, "f(a)", {"a": address}),
         **_checked_pair(ctx, name, "f()", {}),
         "ctypes": _candidate(
@@ -111,8 +112,8 @@ def row_get_device_raising(ctx: Context) -> Row:
         return _raising(ctx, runtime.getDevice, runtime.CUDARuntimeError)
 
     candidates = {
-        "C": _candidate(
-            lambda: _c_loop(ctx, "cudaGetDevice", lambda lp, fn, n: lp.get_device(fn, n))
+        **_c_both(
+            lambda lib: _c_loop(ctx, "cudaGetDevice", lambda lp, fn, n: lp.get_device(fn, n), lib)
         ),
         **_raw_pair(ctx, "cudaGetDevice", "f(a)", {"a": address}),
         "cudart checked": _candidate(lambda: checked("cudart checked")),
@@ -178,8 +179,10 @@ def row_stream_query_object(ctx: Context) -> Row:
         return "f(s)", {"f": r.cudaStreamQuery, "s": r.cudaStream_t(init_value=address)}
 
     candidates = {
-        "C": _candidate(
-            lambda: _c_loop(ctx, "cudaStreamQuery", lambda lp, fn, n: lp.handle(fn, address, n))
+        **_c_both(
+            lambda lib: _c_loop(
+                ctx, "cudaStreamQuery", lambda lp, fn, n: lp.handle(fn, address, n), lib
+            )
         ),
         **_raw_pair(ctx, "cudaStreamQuery", "f(s)", {"s": address}),
         **_checked_pair(ctx, "cudaStreamQuery", "f(s)", {"s": stream}),
@@ -228,7 +231,7 @@ def row_malloc_free_async(ctx: Context) -> Row:
         return "f(m(4, s), s)", {"m": runtime.mallocAsync, "f": runtime.freeAsync, "s": s}
 
     cands = {
-        "C": _candidate(lambda: Timed(*_bursts_c(ctx, s))),
+        **_c_both(lambda lib: Timed(*_bursts_c(ctx, s, lib))),
         "cudart raw, compiled": _candidate(lambda: raw("compiled")),
         "cudart raw, ctypes": _candidate(lambda: raw("ctypes")),
         "cudart checked": _candidate(lambda: checked("cudart checked")),
@@ -241,10 +244,10 @@ def row_malloc_free_async(ctx: Context) -> Row:
     return row
 
 
-def _bursts_c(ctx: Context, stream: int):
+def _bursts_c(ctx: Context, stream: int, lib: str):
     loops, detail = ctx.loops()
-    fm, ff = ctx.pointer("cudaMallocAsync"), ctx.pointer("cudaFreeAsync")
-    sync = ctx.pointer("cudaDeviceSynchronize")
+    fm, ff = ctx.pointer("cudaMallocAsync", lib), ctx.pointer("cudaFreeAsync", lib)
+    sync = ctx.pointer("cudaDeviceSynchronize", lib)
     st = ctx.s
 
     def run() -> float:
@@ -271,9 +274,9 @@ def row_stream_create_destroy(ctx: Context) -> Row:
     h = c_void_p()
     a = ctypes.addressof(h)
 
-    def c_loop() -> Timed:
+    def c_loop(lib: str) -> Timed:
         loops, detail = ctx.loops()
-        fc, fd = ctx.pointer("cudaStreamCreate"), ctx.pointer("cudaStreamDestroy")
+        fc, fd = ctx.pointer("cudaStreamCreate", lib), ctx.pointer("cudaStreamDestroy", lib)
         n = ctx.s.calls // 10 or 1
 
         def first() -> int:
@@ -299,7 +302,7 @@ def row_stream_create_destroy(ctx: Context) -> Row:
         return "d(c())", {"c": runtime.streamCreate, "d": runtime.streamDestroy}
 
     candidates = {
-        "C": _candidate(c_loop),
+        **_c_both(c_loop),
         "cudart raw, compiled": _candidate(lambda: raw("compiled")),
         "cudart raw, ctypes": _candidate(lambda: raw("ctypes")),
         "cudart checked": _candidate(lambda: checked("cudart checked")),

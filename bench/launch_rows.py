@@ -31,6 +31,8 @@ from .rows import (
 
 A_GRID = ("launch.axpy.grid", "4-argument kernel launch (axpy), a new grid each launch")
 A_ARRAY = ("launch.axpy.arrays", "4-argument kernel launch (axpy), device arrays as pointers")
+# Not a launch: what reading the arrays' interfaces would add to one.
+READ_INTERFACES = "x.__cuda_array_interface__ and y's, read (no launch)"
 
 
 def _setup(ctx: Context, rows: list[Row]):
@@ -200,6 +202,12 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
     except Exception as exc:
         return [row.skip_row(f"no device arrays: {_reason(exc)}")]
     row.note(f"x and y are {kind} (__cuda_array_interface__); grid {g}, block {b}")
+    if verify_y:
+        row.note(
+            "Function.launch reads a cupy.ndarray's data.ptr and size in C, which give its "
+            "interface's address without the dict CuPy builds per read (the last line times "
+            "that dict for both arrays)"
+        )
     addresses = tuple(int(v.__cuda_array_interface__["data"][0]) for v in (x, y))
     cands: dict[str, Any] = {}
 
@@ -254,12 +262,42 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
         ax.verify(lambda: kernel((g,), (b,), args), **verify_y)
         return "k(g, b, a)", {"k": kernel, "g": (g,), "b": (b,), "a": args}
 
+    def own_arrays():
+        """cudart's own arrays over the same memory: what a launch costs where reading
+        the interface costs little."""
+        import cudart
+
+        if not verify_y:
+            raise LookupError("the row's arrays are cudart's already")
+        fn = module().get_function("axpy")
+        a = _typed(ax.A)
+        mine = [cudart.as_array(address, ax.n, "float32") for address in addresses]
+        ax.verify(lambda: fn.launch(g, b, a, *mine, ax.n), **verify_y)
+        return "launch(g, b, a, x, y, n)", {
+            "launch": fn.launch,
+            "g": g,
+            "b": b,
+            "a": a,
+            "x": mine[0],
+            "y": mine[1],
+            "n": ax.n,
+        }
+
+    def interfaces():
+        """What a launch would pay to read the two arrays' __cuda_array_interface__
+        (CuPy builds the dict on each read); no launch."""
+        if not verify_y:
+            raise LookupError("the row's arrays are cudart's")
+        return "(x.__cuda_array_interface__, y.__cuda_array_interface__)", {"x": x, "y": y}
+
     cands["C"] = _candidate(c_loop)
     cands["cudart kernels"] = _candidate(cudart)
+    cands["cudart kernels, cudart.arrays over the same memory"] = _candidate(own_arrays)
     cands["cuda-bindings, cuLaunchKernel (the arrays' addresses, values, types)"] = _candidate(
         bindings
     )
     cands["CuPy RawKernel"] = _candidate(cupy)
+    cands[READ_INTERFACES] = _candidate(interfaces)
     _time_bursts(ctx, row, cands, scale=1000.0)
     return [row]
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .names import C_CUPY, FLOOR
+
 FORMAT = 1
 
 # Which row ids the section headings group, in table order.
@@ -73,6 +75,14 @@ TARGETS = [
         "cudart kernels",
         "C",
         1.10,
+    ),
+    Target(
+        "raw23.cudaGetDevice.C",
+        "raw cudaGetDevice (compiled backend) within 1.5× of C",
+        "call.cudaGetDevice",
+        "cudart raw, compiled",
+        "C",
+        1.5,
     ),
     Target(
         "launch4.arrays.C",
@@ -253,6 +263,38 @@ def _why_absent(row: dict | None, name: str) -> str:
     return f"{name.rstrip('*')} not measured"
 
 
+def _split(row: dict, t: Target) -> str:
+    """Against CuPy, what each side adds over C through its own libcudart (CuPy's wheels
+    link a copy of the runtime of their own; bench/cupy_cudart.py): a gap that is all the
+    libraries' shows as equal additions. '' where either C was not measured."""
+    c, c_cupy = _impl(row, "C"), _impl(row, C_CUPY)
+    ours, cupy = _impl(row, t.impl), _impl(row, t.against)
+    if t.against != "CuPy" or None in (c, c_cupy, ours, cupy):
+        return ""
+    unit = row["unit"]
+    return (
+        f"C through CuPy's own libcudart: {_num(c_cupy['median'])} {unit}, through "
+        f"cudart's: {_num(c['median'])} {unit}. Over its own library's C, {t.impl} adds "
+        f"{_num(ours['median'] - c['median'])} {unit} and CuPy "
+        f"{_num(cupy['median'] - c_cupy['median'])} {unit}."
+    )
+
+
+def _floor(row: dict, t: Target) -> str:
+    """Against C, what the Python loop and a builtin call cost by themselves (the row's
+    floor, where it has one). '' where it has none."""
+    floor, c, ours = _impl(row, FLOOR), _impl(row, t.against), _impl(row, t.impl)
+    if t.against != "C" or None in (floor, c, ours):
+        return ""
+    unit = row["unit"]
+    above = ours["median"] - floor["median"] - c["median"]
+    return (
+        f"{FLOOR}: {_num(floor['median'])} {unit}, so C's call plus the floor is "
+        f"{(floor['median'] + c['median']) / c['median']:.2f}× C; {t.impl} adds "
+        f"{_num(above)} {unit} to those two."
+    )
+
+
 def verdicts(rows: list[dict]) -> list[dict]:
     by_id = {r["id"]: r for r in rows}
     out = []
@@ -267,11 +309,16 @@ def verdicts(rows: list[dict]) -> list[dict]:
         else:
             ratio = ours["median"] / base["median"]
             met = ratio < t.limit if t.strict else ratio <= t.limit
+            why = (
+                ""
+                if met
+                else " ".join(filter(None, (WHY.get(t.id), _split(row, t), _floor(row, t))))
+            )
             entry.update(
                 status="met" if met else "missed",
                 ratio=ratio,
                 against=base["name"],
-                why="" if met else WHY.get(t.id, ""),
+                why=why,
             )
         out.append(entry)
     return out

@@ -12,6 +12,7 @@ import ctypes
 import functools
 import importlib
 import importlib.util
+import operator
 import os
 import shutil
 import subprocess
@@ -25,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from . import measure, native
+from .cupy_cudart import cupy_pointers
 from .env import REPO, Runtime, Tools, format_version, one_line
+from .names import C_CUPY, FLOOR
 
 # ----------------------------------------------------------------------- settings
 
@@ -180,9 +183,13 @@ class Context:
         """The in-process C loops (c_loops.c), built and loaded once."""
         return self.once("loops", lambda: native.build_loops(self.tools, self.build))
 
-    def pointer(self, name: str) -> int:
+    def pointer(self, name: str, lib: str = "cudart") -> int:
         """The address of the libcudart symbol cudart.sys binds `name` to (the
-        per-thread default stream switch in force), in the library this process mapped."""
+        per-thread default stream switch in force), in the library this process mapped;
+        lib 'cupy': CuPy's own copy of `name` (bench/cupy_cudart.py)."""
+        if lib == "cupy":
+            self.cupy()
+            return self.once(f"cupy.{name}", lambda: cupy_pointers([name])[name])
         symbol = _raw_entry(self.runtime.rt, name)[0]
         address = ctypes.cast(self.cdll[symbol], c_void_p).value
         if not address:
@@ -250,11 +257,22 @@ def _candidate(make: Callable[[], Any]):
         return exc
 
 
-def _c_loop(ctx: Context, name: str, call: Callable[[native.Loops, int, int], float]) -> Timed:
-    """C calling `name` (the symbol cudart binds) in a loop timed in C, in this process:
-    call(loops, function pointer, n) returns ns per call."""
+def _c_both(make: Callable[[str], Any]) -> dict:
+    """The C candidates of a row: make('cudart') through the library cudart binds (the
+    row's reference), make('cupy') through CuPy's own copy of the runtime."""
+    return {"C": _candidate(lambda: make("cudart")), C_CUPY: _candidate(lambda: make("cupy"))}
+
+
+def _c_loop(
+    ctx: Context,
+    name: str,
+    call: Callable[[native.Loops, int, int], float],
+    lib: str = "cudart",
+) -> Timed:
+    """C calling `name` (the symbol cudart binds; lib 'cupy': CuPy's copy) in a loop
+    timed in C, in this process: call(loops, function pointer, n) returns ns per call."""
     loops, detail = ctx.loops()
-    fn = ctx.pointer(name)
+    fn = ctx.pointer(name, lib)
     n = ctx.s.calls
 
     def first() -> int:
@@ -265,14 +283,17 @@ def _c_loop(ctx: Context, name: str, call: Callable[[native.Loops, int, int], fl
 
 
 def _c_bursts(
-    ctx: Context, name: str, call: Callable[[native.Loops, int, int, int, int], float]
+    ctx: Context,
+    name: str,
+    call: Callable[[native.Loops, int, int, int, int], float],
+    lib: str = "cudart",
 ) -> Timed:
     """As _c_loop, in bursts with cudaDeviceSynchronize between them (not timed):
     call(loops, function pointer, sync pointer, burst, bursts) returns ns per call; the
     row's figure is µs."""
     loops, detail = ctx.loops()
-    fn = ctx.pointer(name)
-    sync = ctx.pointer("cudaDeviceSynchronize")
+    fn = ctx.pointer(name, lib)
+    sync = ctx.pointer("cudaDeviceSynchronize", lib)
     s = ctx.s
 
     def first() -> int:
@@ -426,10 +447,11 @@ def row_get_device(ctx: Context) -> Row:
         return stmt, {"f": _handwritten(ctx, "cudaGetDevice", (argtype,)), **arg}
 
     candidates = {
-        "C": _candidate(
-            lambda: _c_loop(ctx, "cudaGetDevice", lambda lp, fn, n: lp.get_device(fn, n))
+        **_c_both(
+            lambda lib: _c_loop(ctx, "cudaGetDevice", lambda lp, fn, n: lp.get_device(fn, n), lib)
         ),
         **_raw_pair(ctx, "cudaGetDevice", "f(a)", {"a": addr}),
+        FLOOR: _candidate(lambda: ("f(a)", {"f": operator.index, "a": addr})),
         "cudart raw, compiled, byref": _candidate(
             lambda: (
                 "f(byref(d))",
@@ -461,8 +483,10 @@ def row_stream_query(ctx: Context) -> Row:
         return "f(0)", {"f": _handwritten(ctx, "cudaStreamQuery", (c_void_p,))}
 
     candidates = {
-        "C": _candidate(
-            lambda: _c_loop(ctx, "cudaStreamQuery", lambda lp, fn, n: lp.handle(fn, None, n))
+        **_c_both(
+            lambda lib: _c_loop(
+                ctx, "cudaStreamQuery", lambda lp, fn, n: lp.handle(fn, None, n), lib
+            )
         ),
         **_raw_pair(ctx, "cudaStreamQuery", "f(0)", {}),
         **_checked_pair(ctx, "cudaStreamQuery", "f(0)", {}),
@@ -948,13 +972,14 @@ def row_memcpy(ctx: Context) -> Row:
     stmt = "f(d, h, 4, k, 0)"
     args = {"d": dv, "h": hv, "k": kind}
 
-    def c_loop():
+    def c_loop(lib: str):
         return _c_bursts(
             ctx,
             "cudaMemcpyAsync",
             lambda lp, fn, sync, burst, bursts: lp.memcpy_async(
                 fn, dv, hv, 4, kind, None, burst, bursts, sync
             ),
+            lib,
         )
 
     def handwritten():
@@ -966,7 +991,7 @@ def row_memcpy(ctx: Context) -> Row:
         return stmt, {**args, "f": r.cudaMemcpyAsync, "k": r.cudaMemcpyKind.cudaMemcpyHostToDevice}
 
     cands = {
-        "C": _candidate(c_loop),
+        **_c_both(c_loop),
         **_raw_pair(ctx, "cudaMemcpyAsync", stmt, args),
         **_checked_pair(ctx, "cudaMemcpyAsync", stmt, args),
         "ctypes": _candidate(handwritten),
@@ -1020,13 +1045,14 @@ def row_event_record(ctx: Context) -> Row:
         return stmt, {"f": _handwritten(ctx, "cudaEventRecord", (c_void_p, c_void_p)), "e": e}
 
     cands = {
-        "C": _candidate(
-            lambda: _c_bursts(
+        **_c_both(
+            lambda lib: _c_bursts(
                 ctx,
                 "cudaEventRecord",
                 lambda lp, fn, sync, burst, bursts: lp.event_record(
                     fn, e, None, burst, bursts, sync
                 ),
+                lib,
             )
         ),
         **_raw_pair(ctx, "cudaEventRecord", stmt, {"e": e}),

@@ -68,6 +68,7 @@ enum {
     ROUTE_HOST = 3,      /* a HostMemory not released: its address */
     ROUTE_PARAMETER = 4, /* _as_parameter_: an int or a c_void_p */
     ROUTE_CALL = 5,      /* the slot's converter (device_address) says */
+    ROUTE_CUPY = 6,      /* a cupy.ndarray: what its __cuda_array_interface__ says, unbuilt */
     ROUTE_LEN
 };
 
@@ -136,6 +137,7 @@ typedef struct {
 
 static PyObject *str_shared_mem, *str_stream, *str_cooperative;
 static PyObject *str_array_interface, *str_data, *str_dict, *str_released, *str_parameter;
+static PyObject *str_size, *str_ptr;
 static PyObject *str_cuda_stream;
 static PyObject *int_zero; /* the default shared_mem: the small int 0 */
 static PyTypeObject *c_void_p_type;
@@ -410,6 +412,35 @@ static int void_p_value(PyObject *v, unsigned long long *out)
     return ok ? 0 : -1;
 }
 
+/* A cupy.ndarray's __cuda_array_interface__["data"][0] without the dict CuPy builds for
+ * it (most of a launch's cost otherwise): that property gives data.ptr, or 0 where the
+ * array is empty (cupy/_core/core.pyx). The three are CuPy's getset descriptors, which
+ * _launch._address_route checked before choosing this route. */
+static int cupy_address(PyObject *v, unsigned long long *out)
+{
+    PyObject *size = PyObject_GetAttr(v, str_size);
+    if (!size || !PyLong_CheckExact(size)) {
+        Py_XDECREF(size);
+        return doubt();
+    }
+    int empty = PyObject_Not(size);
+    Py_DECREF(size);
+    if (empty < 0)
+        return doubt();
+    if (empty) {
+        *out = 0;
+        return 0;
+    }
+    PyObject *memory = PyObject_GetAttr(v, str_data);
+    PyObject *ptr = memory ? PyObject_GetAttr(memory, str_ptr) : NULL;
+    Py_XDECREF(memory);
+    if (!ptr)
+        return doubt();
+    int r = exact_int(ptr, 0, ULLONG_MAX, out);
+    Py_DECREF(ptr);
+    return r;
+}
+
 /* Python's device_address, at the step the slot's class reaches (Signature.fast). */
 static int address_of(const Slot *slot, PyObject *v, unsigned long long *out)
 {
@@ -428,6 +459,9 @@ static int address_of(const Slot *slot, PyObject *v, unsigned long long *out)
         data = PyDict_CheckExact(found) ? PyDict_GetItemWithError(found, str_data) : NULL;
         if (data && PyTuple_CheckExact(data) && PyTuple_Size(data) >= 1)
             r = exact_int(PyTuple_GetItem(data, 0), 0, ULLONG_MAX, out);
+        break;
+    case ROUTE_CUPY:
+        r = cupy_address(v, out);
         break;
     case ROUTE_HOST:
         /* Nothing else in its __dict__ (where an instance attribute would come before
@@ -1033,10 +1067,12 @@ static int fastlaunch_exec(PyObject *module)
         str_released = PyUnicode_InternFromString("_released_");
         str_parameter = PyUnicode_InternFromString("_as_parameter_");
         str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
+        str_size = PyUnicode_InternFromString("size");
+        str_ptr = PyUnicode_InternFromString("ptr");
         int_zero = PyLong_FromLong(0);
         if (!str_shared_mem || !str_stream || !str_cooperative || !int_zero ||
             !str_array_interface || !str_data || !str_dict || !str_released || !str_parameter ||
-            !str_cuda_stream)
+            !str_cuda_stream || !str_size || !str_ptr)
             return -1;
         PyObject *ctypes = PyImport_ImportModule("ctypes");
         if (!ctypes)

@@ -23,6 +23,7 @@ import ctypes
 import functools
 import operator
 import struct
+import sys
 from typing import Any
 
 from .._checked import call_error
@@ -512,7 +513,15 @@ class Signature:
 _FAST_FLOATS = {"f": (1, 4), "d": (2, 8)}
 _FAST_BYTES, _FAST_ADDRESS = 3, 4
 # Which step of device_address an argument's class reaches (_fastlaunch.c's ROUTE_*).
-_ROUTE_NULL, _ROUTE_VOID_P, _ROUTE_ARRAY, _ROUTE_HOST, _ROUTE_PARAMETER, _ROUTE_CALL = range(6)
+(
+    _ROUTE_NULL,
+    _ROUTE_VOID_P,
+    _ROUTE_ARRAY,
+    _ROUTE_HOST,
+    _ROUTE_PARAMETER,
+    _ROUTE_CALL,
+    _ROUTE_CUPY,
+) = range(7)
 
 
 def _fast_slots(base, offsets, converters, formats, types):
@@ -542,6 +551,21 @@ def _fast_slots(base, offsets, converters, formats, types):
 _ADDRESS_NAMES = ("__cuda_array_interface__", "__dlpack_device__", "_as_parameter_")
 
 
+def _is_cupy_ndarray(cls) -> bool:
+    """cupy.ndarray itself, its __cuda_array_interface__, data and size CuPy's own
+    descriptors: C then reads data.ptr and size, which give that interface's address
+    without the dict CuPy builds per read (_fastlaunch.c's cupy_address). A subclass, or
+    a class whose attributes were replaced, takes the interface as any other class does."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or cls is not getattr(cupy, "ndarray", None):
+        return False
+    for name in ("__cuda_array_interface__", "data", "size"):
+        found = next((vars(c)[name] for c in cls.__mro__ if name in vars(c)), None)
+        if type(found).__name__ != "getset_descriptor":
+            return False
+    return True
+
+
 def _address_route(cls) -> int:
     """Which step of device_address an argument of class `cls` reaches, where its class
     alone decides it: C then takes that step (_fastlaunch.c's address_of), and the
@@ -551,6 +575,8 @@ def _address_route(cls) -> int:
         return _ROUTE_NULL
     if issubclass(cls, ctypes.c_void_p):
         return _ROUTE_VOID_P
+    if _is_cupy_ndarray(cls):
+        return _ROUTE_CUPY
     if hasattr(cls, "__cuda_array_interface__"):  # the first step: C reads it as Python does
         return _ROUTE_ARRAY
     # Later steps only where no attribute an instance could add, or __getattr__ make,

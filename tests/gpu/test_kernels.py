@@ -370,6 +370,50 @@ def test_every_launch_in_c(rt, dev, module, launch_path):
     assert cupy.asnumpy(y).tolist() == [total * i for i in range(n)]
 
 
+# Each pointer argument's value, as the kernel received it.
+WHERE = r"""
+extern "C" __global__ void where(unsigned long long *out, const float *a, const float *b,
+                                 const float *c, const float *d)
+{
+    out[0] = (unsigned long long)a;
+    out[1] = (unsigned long long)b;
+    out[2] = (unsigned long long)c;
+    out[3] = (unsigned long long)d;
+}
+"""
+
+
+def test_cupy_arrays_reach_the_kernel_as_their_interface_says(rt, launch_path):
+    """Issue 23: C reads a cupy.ndarray's address from data.ptr and size, not from the
+    __cuda_array_interface__ dict CuPy builds per read; the kernel gets what that
+    interface says for a whole array, an offset slice, a strided view and an empty one,
+    on the first launch (Python primes) and the later ones (C). A subclass of
+    cupy.ndarray takes the interface."""
+    cupy = pytest.importorskip("cupy")
+    import cudart
+    from cudart.kernels import _launch
+
+    fn = cudart.compile(WHERE, cache=False).get_function("where")
+    base = cupy.arange(64, dtype=cupy.float32)
+    arrays = (base, base[5:], base[::3], base[:0])
+    expected = [a.__cuda_array_interface__["data"][0] for a in arrays]
+    assert expected[1] == expected[0] + 20 and expected[2] == expected[0] and expected[3] == 0
+    out = cupy.zeros(4, dtype=cupy.uint64)
+    for _ in range(3):
+        out.fill(0)
+        fn.launch(1, 1, out, *arrays)
+        check(rt, rt.cudaDeviceSynchronize())
+        assert out.tolist() == expected
+    assert _launch._address_route(cupy.ndarray) == _launch._ROUTE_CUPY
+
+    class Sub(cupy.ndarray):
+        pass
+
+    assert _launch._address_route(Sub) == _launch._ROUTE_ARRAY
+    if launch_path == "c-launch":
+        assert fn._fast.launches >= 2, (fn._fast.launches, fn._fast.fallbacks)
+
+
 def test_extern_c_kernels_see_the_values_given(rt, dev, module, launch_path):
     # Issue 21: 3.0 for an extern "C" kernel's int reached it as 1077936128 (the float's
     # bits), and a float for a pointer as a double. mixed(char, short, int, long long,
