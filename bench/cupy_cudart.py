@@ -69,6 +69,17 @@ def _load_bias(path: Path, data: bytes) -> int:
     raise LookupError(f"{resolved} is not mapped in this process")
 
 
+def mapped_functions(path: Path, names: list[str]) -> dict[str, int]:
+    """{name: address in this process} of those of `names` that the ELF file `path`, which
+    the process mapped, defines as functions (local ones included)."""
+    data = path.read_bytes()
+    if not data.startswith(_ELF64):
+        raise LookupError(f"{path} is not a 64-bit little-endian ELF file")
+    values = _functions(data, set(names))
+    bias = _load_bias(path, data) if values else 0
+    return {name: bias + value for name, value in values.items()}
+
+
 def cupy_pointers(names: list[str]) -> dict[str, int]:
     """{name: address} of CuPy's own copies of these libcudart functions in this process,
     CuPy imported. LookupError where CuPy holds no copy of one (a CuPy that links
@@ -77,14 +88,10 @@ def cupy_pointers(names: list[str]) -> dict[str, int]:
     if runtime is None or not getattr(runtime, "__file__", None):
         raise LookupError("cupy_backends.cuda.api.runtime is not imported")
     path = Path(runtime.__file__)
-    data = path.read_bytes()
-    if not data.startswith(_ELF64):
-        raise LookupError(f"{path} is not a 64-bit little-endian ELF file")
-    values = _functions(data, set(names))
-    missing = [n for n in names if n not in values]
+    found = mapped_functions(path, names)
+    missing = [n for n in names if n not in found]
     if missing:
         raise LookupError(
             f"{path.name} defines no {', '.join(missing)}: CuPy links libcudart dynamically"
         )
-    bias = _load_bias(path, data)
-    return {name: bias + value for name, value in values.items()}
+    return found
