@@ -54,6 +54,9 @@ _KERNEL, _FUNCTION = "CUkern_st", "CUfunc_st"
 # Taken to claim a Function's ownership: two threads that both saw no owner would
 # otherwise both become it, and launch from the owner's one set of slots at once.
 _claim = threading.Lock()
+# A launch key no launch matches: the configuration holds nothing known, so the next
+# launch writes it (launch's identity and equality checks).
+_UNCONFIGURED = (None, None, None, None, None, None)
 
 
 class Function:
@@ -83,7 +86,7 @@ class Function:
         # its stream was of when converted; none yet. A checked destroy changes a stream
         # object's class (cudart._handles), so a key of that object or of an equal one
         # no longer matches, and the launch converts it again, which refuses it.
-        self._key: tuple[Any, ...] = (None, None, None, None, None, None)
+        self._key: tuple[Any, ...] = _UNCONFIGURED
         self._sig = Unpacked
         self._signatures: dict[tuple, Signature] = {}
         self._params: Any = ...  # ... until asked: tuple of sizes, or None if unknowable
@@ -345,9 +348,12 @@ class Function:
         A refused launch leaves the slots as they were: struct's pack_into zeroes and
         partly writes its buffer before it refuses a value, so they are restored."""
         fast = self._fast
-        if fast is not None and fast.primed and get_ident() == self._owner:
-            # C's launches configure by themselves: its key says what the configuration holds.
-            self._key = fast.key
+        if fast is not None and get_ident() == self._owner:
+            # C's launches configure by themselves: its key says what the configuration
+            # holds. Unprimed (another thread may have dropped C's state after C's last
+            # launch), nothing says: the launch configures.
+            key = fast.key
+            self._key = _UNCONFIGURED if key is None else key
         sig: Any = self._sig  # only the owner's launches write these slots
         owner = sig is not Unpacked and get_ident() == self._owner
         buffer = sig._buffer if owner else None

@@ -1000,6 +1000,26 @@ def test_c_configures_a_new_geometry_itself(fake):
     assert got[1][0][:2] == ((1, 1, 1), (32, 1, 1))
 
 
+def test_c_state_dropped_by_another_thread_leaves_no_stale_geometry(fake):
+    """C configured a new grid, then another thread dropped C's state (prime(None)): the
+    Python path that serves the next launch cannot know what the configuration holds,
+    and writes it, rather than trust the key of its own last launch."""
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fn = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
+    args = (2.0, 0x1000, 0x2000, 4)
+    fn.launch(1, 32, *args)  # the Python path: its key is (1, 32, ...)
+    fn.launch(2, 32, *args)  # C: the configuration now holds grid 2
+    assert fn._fast.launches == 1 and fake.seen(sizes)[0][0] == (2, 1, 1)
+    dropper = threading.Thread(target=fn._fast.prime, args=(None,))
+    dropper.start()
+    dropper.join()
+    fallbacks = fn._fast.fallbacks
+    fn.launch(1, 32, *args)
+    assert fn._fast.fallbacks == fallbacks + 1
+    assert fake.seen(sizes)[0][:2] == ((1, 1, 1), (32, 1, 1))
+
+
 def test_a_launch_from_a_property_takes_the_python_path(fake):
     """Python code C runs while converting (a device array's property) may launch the
     same kernel, which primes the launcher again: both launches stay right."""
