@@ -57,18 +57,26 @@ def interpreter_path(prefix: Path) -> Path:
     return prefix / "bin" / "python3.13t"
 
 
-def is_usable(python: Path) -> bool:
-    """The install answers as a free-threaded 3.13 with every module the suite needs."""
-    if not python.exists():
-        return False
-    probe = (
-        "import sys, sysconfig, importlib;"
-        f"[importlib.import_module(m) for m in {REQUIRED_MODULES!r}];"
+def probe(python: Path | str, modules: tuple[str, ...] = (), version: str = "") -> str | None:
+    """Its extension suffix where `python` answers as a free-threaded build with its GIL
+    off, importing `modules`, its version starting with `version`; else None."""
+    if not Path(python).exists():
+        return None
+    code = (
+        "import sys, sysconfig, importlib, importlib.machinery as m;"
+        f"[importlib.import_module(x) for x in {modules!r}];"
         "assert sysconfig.get_config_var('Py_GIL_DISABLED') == 1;"
         "assert not sys._is_gil_enabled();"
-        f"assert sys.version.startswith({VERSION!r})"
+        f"assert sys.version.startswith({version!r});"
+        "print(m.EXTENSION_SUFFIXES[0])"
     )
-    return subprocess.run([str(python), "-c", probe], capture_output=True).returncode == 0
+    answer = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
+    return answer.stdout.strip() if answer.returncode == 0 else None
+
+
+def is_usable(python: Path) -> bool:
+    """The install answers as a free-threaded 3.13 with every module the suite needs."""
+    return probe(python, REQUIRED_MODULES, VERSION) is not None
 
 
 def download(url: str, target: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -21,19 +20,20 @@ INTERPRETER_SCRIPT = Path(__file__).resolve().parents[1] / "freethreaded" / "int
 # Whether the interpreter running the suite is free-threaded (then it is its own 3.13t).
 RUNNING_FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
-_PROBE = (
-    "import sys, sysconfig, importlib.machinery as m;"
-    "assert sysconfig.get_config_var('Py_GIL_DISABLED') and not sys._is_gil_enabled();"
-    "print(m.EXTENSION_SUFFIXES[0])"
-)
 
-
-def _cached() -> tuple[str | None, str]:
-    """(path, '') of the interpreter interpreter.py published, or (None, why not)."""
+@functools.cache
+def _script():
+    """tests/freethreaded/interpreter.py, loaded as a module (it is a script)."""
     spec = importlib.util.spec_from_file_location("_freethreaded_interpreter", INTERPRETER_SCRIPT)
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def _cached() -> tuple[str | None, str]:
+    """(path, '') of the interpreter interpreter.py published, or (None, why not)."""
+    script = _script()
     try:
         return str(script.cached(script.cache_root())), ""
     except script.InterpreterError as exc:
@@ -53,9 +53,9 @@ def find_freethreaded() -> tuple[str | None, str, str]:
             continue
         if not Path(path).exists():
             continue
-        probe = subprocess.run([path, "-c", _PROBE], capture_output=True, text=True)
-        if probe.returncode == 0:
-            return path, probe.stdout.strip(), ""
+        suffix = _script().probe(path)
+        if suffix is not None:
+            return path, suffix, ""
         why = f"{path} is not a free-threaded Python with its GIL off"
     return None, "", f"no free-threaded Python ({why}): `make test-freethreaded` makes one"
 
