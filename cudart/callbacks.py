@@ -188,8 +188,10 @@ _trampolines: dict[str, Trampolines] = {}
 # each token how many holders hold it (released at 0). Kinds: "graph", "exec".
 _held: dict[tuple[str, int], set[int]] = {}
 _holder_count: dict[int, int] = {}
-# Host nodes added through the checked layer -> their graph (address -> address).
+# Host nodes added through the checked layer -> their graph (address -> address), and
+# each graph's such nodes: a graph's destroy forgets its own, not a scan of every node.
 _node_graph: dict[int, int] = {}
+_graph_nodes: dict[int, set[int]] = {}
 # A holder's handle type (either API's) -> its kind; _HELD_BY_KIND: by the handle's
 # cudart._handles kind, for an object whatever its API.
 _HOLDER_KINDS = {
@@ -252,6 +254,7 @@ def release_captured() -> int:
         _held.clear()
         _holder_count.clear()
         _node_graph.clear()
+        _graph_nodes.clear()
         for token in tokens:
             _registry.pop(token, None)
     return len(tokens)
@@ -333,8 +336,21 @@ def _containing_graph(rt, node: int) -> int:
 
 
 def host_node_added(node, graph) -> None:
+    node, graph = _address(node), _address(graph)
     with _lock:
-        _node_graph[_address(node)] = _address(graph)
+        before = _node_graph.get(node)
+        if before is not None:  # the address of a node of a graph since destroyed
+            _forget_node(node, before)
+        _node_graph[node] = graph
+        _graph_nodes.setdefault(graph, set()).add(node)
+
+
+def _forget_node(node: int, graph: int) -> None:
+    nodes = _graph_nodes.get(graph)
+    if nodes is not None:
+        nodes.discard(node)
+        if not nodes:
+            del _graph_nodes[graph]
 
 
 def holder_copied(ctype: str, handle, source_ctype: str, source) -> None:
@@ -355,7 +371,7 @@ def holder_destroyed(ctype: str, handle) -> int:
     released = 0
     with _lock:
         if kind == "graph":
-            for node in [n for n, g in _node_graph.items() if g == address]:
+            for node in _graph_nodes.pop(address, ()):
                 del _node_graph[node]
         for token in _held.pop((kind, address), ()):
             count = _holder_count.get(token, 0) - 1

@@ -484,6 +484,24 @@ def test_a_node_belongs_to_the_graph_it_was_added_to(rt, clean):
 
 
 @pytest.mark.backend
+def test_a_graph_destroyed_forgets_its_own_nodes_only(rt, clean):
+    """Each graph's host nodes are indexed: a destroy forgets those and no other graph's,
+    and a node address reused by another graph (its first graph destroyed or not) moves."""
+    first, second = rt.cudaGraph_t(0x700), rt.cudaGraph_t(0x800)
+    for k in range(3):
+        _c.host_node_added(rt.cudaGraphNode_t(0x710 + k), first)
+        _c.host_node_added(rt.cudaGraphNode_t(0x810 + k), second)
+    _c.host_node_added(rt.cudaGraphNode_t(0x712), second)  # the address, now second's
+    _c.holder_destroyed(first, "cudaGraph_t")
+    assert callbacks._node_graph == {0x712: 0x800, 0x810: 0x800, 0x811: 0x800, 0x812: 0x800}
+    token, _ = register()
+    _c.callback_held(token, rt.cudaGraphNode_t(0x712), "cudaGraphNode_t", rt)
+    assert callbacks.held(second) == {token}
+    _c.holder_destroyed(second, "cudaGraph_t")
+    assert callbacks._node_graph == {} and callbacks._graph_nodes == {} and not kept(token)
+
+
+@pytest.mark.backend
 def test_failure_unregisters_and_release_captured_still_releases_all(rt, clean):
     graph = rt.cudaGraph_t(0x500)
     first, _ = register()
