@@ -507,9 +507,12 @@ static int cudart_pointer_any(PyObject *o, Py_ssize_t index, int storage, Py_ssi
         *out = NULL;
         return 0;
     }
-    if (PyLong_Check(o))
+    /* PyLong_Check and PyBytes_Check from one read of the flags (each would read them,
+     * a call in the limited API). */
+    unsigned long flags = PyType_GetFlags(Py_TYPE(o));
+    if (flags & Py_TPFLAGS_LONG_SUBCLASS)
         return cudart_address(o, index, out);
-    if (PyBytes_Check(o)) {
+    if (flags & Py_TPFLAGS_BYTES_SUBCLASS) {
         if (need && PyBytes_Size(o) < need) {
             PyErr_Format(PyExc_ValueError, "a bytes of %zd bytes where C takes at least %zd",
                          PyBytes_Size(o), need);
