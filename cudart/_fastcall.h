@@ -63,6 +63,35 @@ static const char *const cudart_integer_names[2][4] = {
  * raw module it serves, whose record classes a record by value must be. */
 static struct PyModuleDef cudart_module;
 
+/* The ints 0 to 256, held: a status (cudaSuccess above all) is boxed without a call.
+ * They are the interpreter's own (every CPython keeps these few), so a result is the
+ * object PyLong_From* would have returned. */
+#define CUDART_SMALL_INTS 257
+static PyObject *cudart_small_ints[CUDART_SMALL_INTS];
+
+static int cudart_hold_small_ints(void)
+{
+    for (long i = 0; i < CUDART_SMALL_INTS; i++)
+        if (!cudart_small_ints[i] && !(cudart_small_ints[i] = PyLong_FromLong(i)))
+            return -1;
+    return 0;
+}
+
+static inline PyObject *cudart_from_unsigned(unsigned long long v)
+{
+    if (v < CUDART_SMALL_INTS) {
+        PyObject *n = cudart_small_ints[v];
+        Py_INCREF(n);
+        return n;
+    }
+    return PyLong_FromUnsignedLongLong(v);
+}
+
+static inline PyObject *cudart_from_signed(long long v)
+{
+    return v >= 0 ? cudart_from_unsigned((unsigned long long)v) : PyLong_FromLongLong(v);
+}
+
 static PyTypeObject *cudart_type_of(PyObject *module, const char *name)
 {
     PyObject *t = PyObject_GetAttrString(module, name);
@@ -205,6 +234,7 @@ static int cudart_init_support(void)
         for (int w = 0; w < 4; w++)
             integers &= (cudart_integer_classes[s][w] =
                              cudart_type_of(ctypes, cudart_integer_names[s][w])) != NULL;
+    int small = cudart_hold_small_ints() == 0;
     cudart_find_byref_offset(ctypes);
     if (cudart_c_void_p)
         cudart_checked_find_memory(cudart_c_void_p, NULL);
@@ -213,7 +243,7 @@ static int cudart_init_support(void)
     if (!cudart_ArgumentError || !cudart_address_of || !arg_type || !cudart_SimpleCData ||
         !cudart_Pointer || !cudart_CFuncPtr || !cudart_Structure || !cudart_Union ||
         !cudart_Array || !cudart_c_void_p || !cudart_c_char_p || !cudart_c_wchar_p ||
-        !cudart_c_bool || !cudart_c_double_class || !integers)
+        !cudart_c_bool || !cudart_c_double_class || !integers || !small)
         return -1;
     return 0;
 }
@@ -348,18 +378,34 @@ static int cudart_integer(PyObject *o, Py_ssize_t index, int is_signed, int bits
     return 0;
 }
 
-static int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out)
+/* cudart_integer, with an exact int in range (the common argument) taken inline: its
+ * type by an inline compare, where PyLong_Check would call PyType_GetFlags in the
+ * limited API, and the range's bounds constant. Any other argument, or an int out of
+ * range (for the error), goes through cudart_integer. */
+static inline int cudart_exact_integer(PyObject *o, Py_ssize_t index, int is_signed, int bits,
+                                       unsigned long long *out)
+{
+    long long low;
+    unsigned long long high;
+    cudart_cint_range(is_signed, bits, &low, &high);
+    if (PyLong_CheckExact(o) && cudart_cint(o, low, high, out) == 0)
+        return 0;
+    return cudart_integer(o, index, is_signed, bits, out);
+}
+
+static inline int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out)
 {
     unsigned long long v;
-    if (cudart_integer(o, index, 1, bits, &v) < 0)
+    if (cudart_exact_integer(o, index, 1, bits, &v) < 0)
         return -1;
     *out = (long long)v;
     return 0;
 }
 
-static int cudart_unsigned(PyObject *o, Py_ssize_t index, int bits, unsigned long long *out)
+static inline int cudart_unsigned(PyObject *o, Py_ssize_t index, int bits,
+                                  unsigned long long *out)
 {
-    return cudart_integer(o, index, 0, bits, out);
+    return cudart_exact_integer(o, index, 0, bits, out);
 }
 
 static inline int cudart_double(PyObject *o, Py_ssize_t index, double *out)
@@ -390,13 +436,17 @@ static int cudart_is_pointer_valued(PyTypeObject *t)
            PyType_IsSubtype(t, cudart_c_wchar_p);
 }
 
-static int cudart_address(PyObject *o, Py_ssize_t index, void **out)
+static int cudart_not_an_address(Py_ssize_t index)
+{
+    PyErr_Clear();
+    return cudart_fail(index, PyExc_OverflowError, "an address is an int in [0, 2**64)");
+}
+
+static inline int cudart_address(PyObject *o, Py_ssize_t index, void **out)
 {
     unsigned long long v = PyLong_AsUnsignedLongLong(o);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return cudart_fail(index, PyExc_OverflowError, "an address is an int in [0, 2**64)");
-    }
+    if (v == (unsigned long long)-1 && PyErr_Occurred())
+        return cudart_not_an_address(index);
     *out = (void *)(uintptr_t)v;
     return 0;
 }
@@ -449,18 +499,20 @@ static int cudart_byref_room(PyObject *o, Py_ssize_t index, Py_ssize_t need, voi
     return r;
 }
 
-/* `view` must start with view->obj == NULL and is released by cudart_release. `need`:
- * the bytes C reads or writes at least (the pointee's size; 0 where unknown). */
-static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t need,
-                          void **out, Py_buffer *view)
+/* cudart_pointer for any argument. */
+static int cudart_pointer_any(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t need,
+                              void **out, Py_buffer *view)
 {
     if (o == Py_None) {
         *out = NULL;
         return 0;
     }
-    if (PyLong_Check(o))
+    /* PyLong_Check and PyBytes_Check from one read of the flags (each would read them,
+     * a call in the limited API). */
+    unsigned long flags = PyType_GetFlags(Py_TYPE(o));
+    if (flags & Py_TPFLAGS_LONG_SUBCLASS)
         return cudart_address(o, index, out);
-    if (PyBytes_Check(o)) {
+    if (flags & Py_TPFLAGS_BYTES_SUBCLASS) {
         if (need && PyBytes_Size(o) < need) {
             PyErr_Format(PyExc_ValueError, "a bytes of %zd bytes where C takes at least %zd",
                          PyBytes_Size(o), need);
@@ -548,6 +600,19 @@ static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t
                  (PyObject *)t);
     cudart_argument_failed(index);
     return -1;
+}
+
+/* `view` must start with view->obj == NULL and is released by cudart_release. `need`:
+ * the bytes C reads or writes at least (the pointee's size; 0 where unknown). An int,
+ * the most common argument, is taken inline (exactly an int: an inline compare, where
+ * PyLong_Check would call PyType_GetFlags in the limited API); its subclasses too,
+ * through cudart_pointer_any. */
+static inline int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t need,
+                                 void **out, Py_buffer *view)
+{
+    if (PyLong_CheckExact(o))
+        return cudart_address(o, index, out);
+    return cudart_pointer_any(o, index, storage, need, out, view);
 }
 
 static inline void cudart_release(Py_buffer *view)
@@ -645,13 +710,17 @@ static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_s
 
 /* ---------------------------------------------------------------- calls */
 
-static int cudart_arity(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
+static int cudart_wrong_arity(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
 {
-    if (nargs == expected)
-        return 0;
     PyErr_Format(PyExc_TypeError, "%s takes %zd argument%s (%zd given)", name, expected,
                  expected == 1 ? "" : "s", nargs);
     return -1;
+}
+
+/* Inline: every call checks it, and it holds. */
+static inline int cudart_arity(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
+{
+    return nargs == expected ? 0 : cudart_wrong_arity(name, nargs, expected);
 }
 
 /* A variant's spec, carried as its `self` (bytes; the module's own functions have the
@@ -665,12 +734,17 @@ typedef struct {
     char codes[CUDART_MAX_PARAMS];
 } cudart_spec;
 
-static inline cudart_spec cudart_spec_of(PyObject *self)
+/* The module's own functions' spec: no storage, no outputs. */
+static const cudart_spec cudart_no_spec = {0, 0, {0}};
+
+/* Read in place, not copied: a bytes' data follows its size and hash, so it is aligned
+ * for the spec's integers. variant() gives `self` an exact bytes of the spec's size, so
+ * the type alone (an inline compare, where PyBytes_Check would call PyType_GetFlags in
+ * the limited API) tells a variant from the module's own function on every call. */
+static inline const cudart_spec *cudart_spec_of(PyObject *self)
 {
-    cudart_spec spec = {0, 0, {0}};
-    if (PyBytes_Check(self) && PyBytes_Size(self) == (Py_ssize_t)sizeof spec)
-        memcpy(&spec, PyBytes_AsString(self), sizeof spec);
-    return spec;
+    return Py_IS_TYPE(self, &PyBytes_Type) ? (const cudart_spec *)PyBytes_AsString(self)
+                                           : &cudart_no_spec;
 }
 
 static inline Py_ssize_t cudart_count(unsigned long long bits)
@@ -914,9 +988,18 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
                      (Py_ssize_t)sizeof(cudart_spec));
         return NULL;
     }
-    for (PyMethodDef *def = cudart_function_defs; def->ml_name; def++)
-        if (strcmp(def->ml_name, text) == 0)
-            return PyCFunction_NewEx(def, args[1], NULL);
+    for (PyMethodDef *def = cudart_function_defs; def->ml_name; def++) {
+        if (strcmp(def->ml_name, text) != 0)
+            continue;
+        /* An exact bytes (a subclass's copy), as cudart_spec_of tells a spec by. */
+        PyObject *spec = Py_IS_TYPE(args[1], &PyBytes_Type)
+                             ? (Py_INCREF(args[1]), args[1])
+                             : PyBytes_FromStringAndSize(PyBytes_AsString(args[1]),
+                                                         (Py_ssize_t)sizeof(cudart_spec));
+        PyObject *fn = spec ? PyCFunction_NewEx(def, spec, NULL) : NULL;
+        Py_XDECREF(spec);
+        return fn;
+    }
     PyErr_Format(PyExc_LookupError, "this module has no function %U", args[0]);
     return NULL;
 }

@@ -1801,32 +1801,36 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetInfo");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetInfo]);  /* bind() publishes it */
@@ -1848,10 +1852,10 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1864,20 +1868,22 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -1900,7 +1906,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1912,25 +1918,27 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetPlane");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1954,10 +1962,10 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1968,19 +1976,21 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
     if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2001,7 +2011,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2013,24 +2023,26 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaChooseDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
@@ -2052,10 +2064,10 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2115,24 +2127,26 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateSurfaceObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateSurfaceObject]);  /* bind() publishes it */
@@ -2154,10 +2168,10 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2168,32 +2182,36 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateTextureObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateTextureObject]);  /* bind() publishes it */
@@ -2215,10 +2233,10 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2254,7 +2272,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2264,15 +2282,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
     if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2293,7 +2312,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2304,15 +2323,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
     if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2333,7 +2353,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2369,7 +2389,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2404,7 +2424,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2414,22 +2434,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2455,10 +2476,10 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2493,7 +2514,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2531,7 +2552,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2569,7 +2590,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2579,22 +2600,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2620,10 +2642,10 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2633,24 +2655,26 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId]);  /* bind() publishes it */
@@ -2672,10 +2696,10 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2686,20 +2710,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
@@ -2721,10 +2746,10 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2734,21 +2759,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2772,10 +2798,10 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2785,8 +2811,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -2794,12 +2820,13 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2820,7 +2847,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -2831,28 +2858,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostA
 static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2878,10 +2907,10 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2892,21 +2921,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2930,10 +2960,10 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2943,21 +2973,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2981,10 +3012,10 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2994,17 +3025,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -3029,7 +3061,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -3040,29 +3072,31 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAto
 static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     long long i3;
     long long i4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3090,10 +3124,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3104,23 +3138,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3148,10 +3183,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3161,17 +3196,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
     if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -3196,7 +3232,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -3207,20 +3243,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig]);  /* bind() publishes it */
@@ -3242,10 +3279,10 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3255,26 +3292,28 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
@@ -3296,10 +3335,10 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3310,25 +3349,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3352,10 +3393,10 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3391,7 +3432,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3401,31 +3442,34 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification]);  /* bind() publishes it */
@@ -3447,10 +3491,10 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -3485,7 +3529,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3520,7 +3564,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3530,8 +3574,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -3539,12 +3583,13 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3565,7 +3610,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -3604,7 +3649,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3614,18 +3659,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
     if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3646,7 +3692,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3682,7 +3728,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3715,7 +3761,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3725,18 +3771,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3757,7 +3804,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3768,20 +3815,21 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
@@ -3801,10 +3849,10 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3814,33 +3862,36 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -3864,10 +3915,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3879,24 +3930,26 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
@@ -3918,10 +3971,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3932,25 +3985,27 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3974,10 +4029,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3988,20 +4043,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect]);  /* bind() publishes it */
@@ -4023,10 +4079,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4036,30 +4092,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame]);  /* bind() publishes it */
@@ -4081,10 +4140,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4096,26 +4155,28 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -4141,10 +4202,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4155,20 +4216,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect]);  /* bind() publishes it */
@@ -4190,10 +4252,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4203,29 +4265,31 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame]);  /* bind() publishes it */
@@ -4247,10 +4311,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4261,30 +4325,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame]);  /* bind() publishes it */
@@ -4306,10 +4373,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4321,20 +4388,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
@@ -4356,10 +4424,10 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4369,25 +4437,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateFromEGLSync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4411,10 +4481,10 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4425,21 +4495,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4463,10 +4534,10 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4476,15 +4547,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
     if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4505,7 +4577,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4516,28 +4588,31 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventElapsedTime");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
@@ -4559,10 +4634,10 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4574,15 +4649,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
     if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4603,7 +4679,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4614,19 +4690,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
     if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4647,7 +4725,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4659,20 +4737,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
     if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -4695,7 +4775,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4707,15 +4787,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
     if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4736,7 +4817,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4747,28 +4828,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
@@ -4790,10 +4874,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4805,28 +4889,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -4848,10 +4935,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4863,15 +4950,16 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
     if (cudart_arity("cudaFree", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4892,7 +4980,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4903,15 +4991,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
     if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4932,7 +5021,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4943,19 +5032,21 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
     if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4976,7 +5067,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4988,15 +5079,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
     if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5017,7 +5109,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5028,15 +5120,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
     if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5057,7 +5150,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5068,19 +5161,21 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
     if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5101,7 +5196,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5113,24 +5208,26 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetName");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetName]);  /* bind() publishes it */
@@ -5152,10 +5249,10 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5166,33 +5263,36 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetParamInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetParamInfo]);  /* bind() publishes it */
@@ -5214,10 +5314,10 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -5229,17 +5329,18 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
     if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -5264,7 +5365,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5275,16 +5376,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
     if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -5307,7 +5409,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5318,16 +5420,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -5350,7 +5453,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5361,28 +5464,30 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5408,10 +5513,10 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5422,21 +5527,22 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -5460,10 +5566,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5473,27 +5579,29 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync]);  /* bind() publishes it */
@@ -5515,10 +5623,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5554,7 +5662,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5592,7 +5700,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5627,7 +5735,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5662,7 +5770,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5672,18 +5780,19 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5704,7 +5813,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -5740,7 +5849,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5750,19 +5859,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
     if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5783,7 +5894,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5795,20 +5906,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
@@ -5828,10 +5940,10 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5841,20 +5953,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
@@ -5876,10 +5989,10 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5889,20 +6002,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
@@ -5924,10 +6038,10 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5937,16 +6051,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
     if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5969,7 +6084,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5980,33 +6095,36 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPoint");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint]);  /* bind() publishes it */
@@ -6028,10 +6146,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -6043,36 +6161,39 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPoi
 static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion]);  /* bind() publishes it */
@@ -6094,10 +6215,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -6175,24 +6296,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetExportTable");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
@@ -6214,10 +6337,10 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6228,24 +6351,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetFuncBySymbol");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetFuncBySymbol]);  /* bind() publishes it */
@@ -6267,10 +6392,10 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6281,24 +6406,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetKernel]);  /* bind() publishes it */
@@ -6320,10 +6447,10 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6355,7 +6482,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6365,25 +6492,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6407,10 +6536,10 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6421,16 +6550,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6453,7 +6583,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6464,24 +6594,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolAddress");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
@@ -6503,10 +6635,10 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6517,24 +6649,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
@@ -6556,10 +6690,10 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6570,16 +6704,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6602,7 +6737,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6613,16 +6748,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6645,7 +6781,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6656,16 +6792,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6688,7 +6825,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6699,37 +6836,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddChildGraphNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode]);  /* bind() publishes it */
@@ -6751,10 +6892,10 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6767,35 +6908,39 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -6819,10 +6964,10 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6835,31 +6980,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEmptyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6883,10 +7031,10 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6898,37 +7046,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventRecordNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
@@ -6950,10 +7102,10 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6966,37 +7118,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
@@ -7018,10 +7174,10 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7034,37 +7190,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
@@ -7086,10 +7246,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7102,37 +7262,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
@@ -7154,10 +7318,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7170,37 +7334,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddHostNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddHostNode]);  /* bind() publishes it */
@@ -7222,10 +7390,10 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7238,37 +7406,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddKernelNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
@@ -7290,10 +7462,10 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7306,37 +7478,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemAllocNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
@@ -7358,10 +7534,10 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7374,37 +7550,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemFreeNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
@@ -7426,10 +7606,10 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7442,37 +7622,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
@@ -7494,10 +7678,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7510,43 +7694,48 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7572,10 +7761,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7589,44 +7778,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7654,10 +7848,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7671,44 +7865,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7736,10 +7935,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7753,37 +7952,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemsetNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
@@ -7805,10 +8008,10 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7821,41 +8024,46 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
@@ -7877,10 +8085,10 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7894,24 +8102,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
@@ -7933,10 +8143,10 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7947,24 +8157,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphClone]);  /* bind() publishes it */
@@ -7986,10 +8198,10 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8000,26 +8212,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -8045,10 +8259,10 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8059,21 +8273,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -8097,10 +8312,10 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8110,20 +8325,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
     if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -8146,7 +8363,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8158,15 +8375,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
     if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8187,7 +8405,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -8198,15 +8416,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
     if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8227,7 +8446,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -8238,24 +8457,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
@@ -8277,10 +8498,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8291,19 +8512,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8324,7 +8547,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8336,24 +8559,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
@@ -8375,10 +8600,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8389,19 +8614,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8422,7 +8649,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8434,23 +8661,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8471,7 +8701,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8484,15 +8714,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
     if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8513,7 +8744,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -8524,23 +8755,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8561,7 +8795,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8574,23 +8808,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8611,7 +8848,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8624,23 +8861,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8661,7 +8901,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8674,23 +8914,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8711,7 +8954,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8724,24 +8967,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
@@ -8763,10 +9008,10 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8777,23 +9022,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8814,7 +9062,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8827,23 +9075,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8864,7 +9115,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8877,23 +9128,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8914,7 +9168,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8927,29 +9181,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8974,7 +9232,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8988,30 +9246,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -9038,7 +9300,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9052,30 +9314,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -9102,7 +9368,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9116,23 +9382,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9153,7 +9422,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9166,23 +9435,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
     if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9203,7 +9475,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9216,23 +9488,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
     if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9253,7 +9528,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9266,19 +9541,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9299,7 +9576,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9311,19 +9588,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9344,7 +9623,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9356,19 +9635,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9389,7 +9670,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9401,19 +9682,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9434,7 +9717,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9446,40 +9729,45 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges]);  /* bind() publishes it */
@@ -9501,10 +9789,10 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9518,30 +9806,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetNodes]);  /* bind() publishes it */
@@ -9563,10 +9854,10 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9578,30 +9869,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetRootNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetRootNodes]);  /* bind() publishes it */
@@ -9623,10 +9917,10 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9638,19 +9932,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
     if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9671,7 +9967,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9683,19 +9979,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
     if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9716,7 +10014,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9728,25 +10026,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9770,10 +10070,10 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9784,25 +10084,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9826,10 +10128,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9840,28 +10142,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithParams");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams]);  /* bind() publishes it */
@@ -9883,10 +10188,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9898,19 +10203,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9931,7 +10238,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9943,22 +10250,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9979,7 +10288,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9991,19 +10300,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10024,7 +10335,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10036,22 +10347,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10072,7 +10385,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -10084,19 +10397,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10117,7 +10432,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10129,19 +10444,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
     if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10162,7 +10479,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10174,19 +10491,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10207,7 +10526,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10219,19 +10538,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10252,7 +10573,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10264,19 +10585,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10297,7 +10620,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10309,19 +10632,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10342,7 +10667,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10354,25 +10679,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -10397,7 +10725,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10410,26 +10738,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -10456,7 +10787,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10469,26 +10800,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -10515,7 +10849,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10528,19 +10862,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10561,7 +10897,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10573,19 +10909,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10606,7 +10944,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10618,28 +10956,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeFindInClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
@@ -10661,10 +11002,10 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10676,34 +11017,38 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies]);  /* bind() publishes it */
@@ -10725,10 +11070,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10741,34 +11086,38 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes]);  /* bind() publishes it */
@@ -10790,10 +11139,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10806,28 +11155,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetEnabled");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
@@ -10849,10 +11201,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10864,24 +11216,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetType");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
@@ -10903,10 +11257,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10917,20 +11271,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
     if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10953,7 +11309,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10965,19 +11321,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
     if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10998,7 +11356,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11010,20 +11368,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
     if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11046,7 +11406,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11058,35 +11418,39 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -11110,10 +11474,10 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11126,21 +11490,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
     if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11165,7 +11531,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11177,19 +11543,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
     if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11210,7 +11578,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11222,25 +11590,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11264,10 +11634,10 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11278,22 +11648,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11319,10 +11690,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11332,23 +11703,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11376,10 +11748,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11389,27 +11761,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsMapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
@@ -11431,10 +11805,10 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11445,21 +11819,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11484,7 +11860,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11496,24 +11872,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -11535,10 +11913,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11549,30 +11927,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
@@ -11594,10 +11975,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11609,16 +11990,17 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -11641,7 +12023,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11652,26 +12034,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11697,10 +12081,10 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11711,27 +12095,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnmapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
@@ -11753,10 +12139,10 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11767,15 +12153,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
     if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11796,7 +12183,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11807,22 +12194,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11848,10 +12236,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11861,22 +12249,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11902,10 +12291,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11915,22 +12304,23 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -11956,10 +12346,10 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11969,25 +12359,27 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetDevicePointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12011,10 +12403,10 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12025,24 +12417,26 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
@@ -12064,10 +12458,10 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12078,17 +12472,18 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
     if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -12113,7 +12508,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12124,15 +12519,16 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
     if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12153,7 +12549,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12164,24 +12560,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalMemory");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
@@ -12203,10 +12601,10 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12217,24 +12615,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalSemaphore");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
@@ -12256,10 +12656,10 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12301,7 +12701,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -12311,15 +12711,16 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
     if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12340,7 +12741,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12351,19 +12752,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
     if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12384,7 +12787,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12396,19 +12799,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
     if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12429,7 +12834,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12441,21 +12846,22 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
@@ -12479,10 +12885,10 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12492,22 +12898,23 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
@@ -12533,10 +12940,10 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12546,18 +12953,19 @@ PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttribute
 static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaKernelSetAttributeForDevice");
     if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -12584,7 +12992,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12595,37 +13003,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel]);  /* bind() publishes it */
@@ -12647,10 +13058,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12662,23 +13073,26 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
     if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12699,7 +13113,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12712,37 +13126,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernel]);  /* bind() publishes it */
@@ -12764,10 +13181,10 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12779,28 +13196,31 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernelExC");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernelExC]);  /* bind() publishes it */
@@ -12822,10 +13242,10 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12837,27 +13257,29 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernel
 static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryEnumerateKernels");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels]);  /* bind() publishes it */
@@ -12879,10 +13301,10 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -12893,34 +13315,38 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dpt
 static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetGlobal");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetGlobal]);  /* bind() publishes it */
@@ -12942,10 +13368,10 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12958,28 +13384,31 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKe
 static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernel]);  /* bind() publishes it */
@@ -13001,10 +13430,10 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13016,24 +13445,26 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($m
 static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetKernelCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount]);  /* bind() publishes it */
@@ -13055,10 +13486,10 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13069,34 +13500,38 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, d
 static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetManaged");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetManaged]);  /* bind() publishes it */
@@ -13118,10 +13553,10 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13134,28 +13569,31 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFun
 static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction]);  /* bind() publishes it */
@@ -13177,10 +13615,10 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13192,52 +13630,58 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, libra
 static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryLoadData");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
+    Py_buffer b6;
+    b6.obj = NULL;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
@@ -13261,10 +13705,10 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13279,52 +13723,58 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($modul
 static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryLoadFromFile");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
+    Py_buffer b6;
+    b6.obj = NULL;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
@@ -13348,10 +13798,10 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13366,15 +13816,16 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, 
 static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryUnload");
     if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13395,7 +13846,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13406,21 +13857,22 @@ PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out,
 static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsCurrent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -13444,10 +13896,10 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13457,25 +13909,27 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterato
 static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsDumpToFile");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13499,10 +13953,10 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13513,31 +13967,34 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, ite
 static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsDumpToMemory");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -13561,10 +14018,10 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13576,28 +14033,31 @@ PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($mod
 static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsRegisterCallback");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsRegisterCallback]);  /* bind() publishes it */
@@ -13619,10 +14079,10 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13634,15 +14094,16 @@ PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback(
 static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsUnregisterCallback");
     if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13663,7 +14124,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13674,21 +14135,22 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -13712,10 +14174,10 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13725,16 +14187,17 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
     if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
@@ -13757,7 +14220,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13768,26 +14231,28 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3DArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -13813,10 +14278,10 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13827,27 +14292,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -13875,10 +14342,10 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13889,27 +14356,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
@@ -13931,10 +14400,10 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -13945,31 +14414,34 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocFromPoolAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
@@ -13991,10 +14463,10 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -14006,21 +14478,22 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -14044,10 +14517,10 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14057,22 +14530,23 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -14098,10 +14572,10 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14111,27 +14585,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -14159,10 +14635,10 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14173,28 +14649,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -14220,10 +14698,10 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14234,18 +14712,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
     if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -14272,7 +14751,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14283,49 +14762,54 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndP
 static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
@@ -14347,10 +14831,10 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -14364,36 +14848,39 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($mod
 static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemDiscardBatchAsync");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync]);  /* bind() publishes it */
@@ -14415,10 +14902,10 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -14430,25 +14917,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($mod
 static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14472,10 +14961,10 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14486,26 +14975,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
@@ -14527,10 +15018,10 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14541,25 +15032,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, 
 static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14583,10 +15076,10 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14597,24 +15090,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
@@ -14636,10 +15131,10 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14650,15 +15145,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
     if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14679,7 +15175,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14690,19 +15186,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
     if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14723,7 +15221,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14735,21 +15233,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -14774,7 +15274,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14786,28 +15286,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
@@ -14829,10 +15332,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14844,22 +15347,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
     if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14880,7 +15385,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14892,26 +15397,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14937,10 +15444,10 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14951,28 +15458,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportPointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
@@ -14994,10 +15504,10 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15009,20 +15519,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
     if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15045,7 +15557,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15057,22 +15569,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
     if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15093,7 +15607,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15105,16 +15619,17 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
     if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -15137,7 +15652,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15148,20 +15663,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
     if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -15169,7 +15686,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15190,7 +15707,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -15202,49 +15719,54 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($m
 static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync]);  /* bind() publishes it */
@@ -15266,10 +15788,10 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -15283,26 +15805,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
     if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15325,7 +15849,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15337,40 +15861,44 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttributes");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -15394,10 +15922,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15410,22 +15938,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location,
 static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemSetMemPool");
     if (cudart_arity("cudaMemSetMemPool", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15446,7 +15976,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15458,21 +15988,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
     if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15497,7 +16029,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15509,26 +16041,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
     if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -15557,7 +16091,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15569,30 +16103,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15623,7 +16159,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15635,28 +16171,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
     if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -15666,7 +16205,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15687,7 +16226,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15700,27 +16239,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
     if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -15751,7 +16292,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15763,29 +16304,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -15797,7 +16341,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15818,7 +16362,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15831,29 +16375,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
     if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15882,7 +16428,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15894,31 +16440,34 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15928,7 +16477,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15949,7 +16498,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15962,15 +16511,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
     if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15991,7 +16541,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16002,19 +16552,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
     if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16035,7 +16587,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16047,25 +16599,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module,
 static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DBatchAsync");
     if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16086,7 +16640,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16098,15 +16652,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
     if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16127,7 +16682,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16138,19 +16693,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16171,7 +16728,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16183,29 +16740,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
     if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -16234,7 +16793,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16246,29 +16805,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
     if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16289,7 +16851,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16302,52 +16864,58 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dst
 static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyBatchAsync");
     unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync]);  /* bind() publishes it */
@@ -16369,10 +16937,10 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16387,23 +16955,25 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
     if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16432,7 +17002,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16444,25 +17014,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16472,7 +17045,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16493,7 +17066,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16506,22 +17079,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
     if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16548,7 +17123,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16560,24 +17135,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16585,7 +17163,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16606,7 +17184,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16619,24 +17197,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
     if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
@@ -16661,7 +17241,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16673,32 +17253,35 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
     if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16719,7 +17302,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16732,27 +17315,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
     if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -16777,7 +17362,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16789,35 +17374,38 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
     if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16838,7 +17426,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16851,22 +17439,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
     if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16893,7 +17483,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16905,24 +17495,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16930,7 +17523,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16951,7 +17544,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16964,17 +17557,18 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
     if (cudart_arity("cudaMemset", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -16999,7 +17593,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17010,19 +17604,20 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
     if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -17051,7 +17646,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17062,21 +17657,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
     if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -17086,7 +17683,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17107,7 +17704,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -17150,7 +17747,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17160,8 +17757,8 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
     if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
         return NULL;
@@ -17170,14 +17767,15 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17198,7 +17796,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b3);
     return result;
@@ -17209,25 +17807,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
     if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17248,7 +17848,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -17260,20 +17860,22 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -17296,7 +17898,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17308,19 +17910,21 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17341,7 +17945,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17353,26 +17957,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17398,10 +18004,10 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17412,26 +18018,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17457,10 +18065,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17471,27 +18079,29 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17519,10 +18129,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17533,28 +18143,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters]);  /* bind() publishes it */
@@ -17576,10 +18189,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17591,28 +18204,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
@@ -17634,10 +18250,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17670,7 +18286,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17680,19 +18296,21 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
     if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17713,7 +18331,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17748,7 +18366,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17781,7 +18399,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17791,20 +18409,21 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
@@ -17824,10 +18443,10 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17862,7 +18481,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17897,7 +18516,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17907,21 +18526,22 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -17945,10 +18565,10 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17958,31 +18578,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -18004,10 +18627,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -18019,24 +18642,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
     if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
@@ -18059,7 +18685,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18072,21 +18698,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
     if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -18111,7 +18739,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18123,16 +18751,17 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
     if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -18155,7 +18784,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18166,34 +18795,38 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -18219,10 +18852,10 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18235,19 +18868,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
     if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18268,7 +18903,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18280,20 +18915,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
@@ -18315,10 +18951,10 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18328,21 +18964,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -18366,10 +19003,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18379,22 +19016,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -18420,10 +19058,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18433,15 +19071,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
     if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18462,7 +19101,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18473,24 +19112,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamEndCapture");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
@@ -18512,10 +19153,10 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18526,22 +19167,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
     if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18562,7 +19205,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18574,54 +19217,61 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo");
     unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo]);  /* bind() publishes it */
@@ -18643,10 +19293,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18662,24 +19312,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStre
 static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetDevice]);  /* bind() publishes it */
@@ -18701,10 +19353,10 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18715,24 +19367,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
@@ -18754,10 +19408,10 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18768,24 +19422,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
@@ -18807,10 +19463,10 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18821,24 +19477,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
@@ -18860,10 +19518,10 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18874,24 +19532,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamIsCapturing");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
@@ -18913,10 +19573,10 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18927,15 +19587,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
     if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18956,7 +19617,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18967,22 +19628,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
     if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -19003,7 +19666,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -19015,15 +19678,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
     if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -19044,7 +19708,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -19055,30 +19719,33 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -19104,10 +19771,10 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19119,20 +19786,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
     if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -19155,7 +19824,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -19167,20 +19836,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
@@ -19202,10 +19872,10 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19215,30 +19885,33 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -19264,10 +19937,10 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19279,16 +19952,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
     if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -19311,7 +19985,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -19322,16 +19996,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
     if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -19354,7 +20029,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -19365,27 +20040,29 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUGetDevice]);  /* bind() publishes it */
@@ -19407,10 +20084,10 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19421,8 +20098,8 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
         return NULL;
@@ -19430,12 +20107,13 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -19456,7 +20134,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -19467,31 +20145,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -19513,10 +20194,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

@@ -90,7 +90,7 @@ _POINTER = Converter(
     "cudart_pointer",
     "a",
     "void *",
-    "(int)((spec.storage >> {index}) & 1), {need}",
+    "(int)((spec->storage >> {index}) & 1), {need}",
     "{v}",
     "K",
     "(unsigned long long)(uintptr_t){v}",
@@ -154,7 +154,7 @@ class FastParam:
         space = "" if c_type.endswith("*") else " "
         lines = [f"{c_type}{space}{self.local};"]
         if self.buffer:
-            lines.append(f"Py_buffer {self.buffer} = {{.obj = NULL}};")
+            lines += [f"Py_buffer {self.buffer};", f"{self.buffer}.obj = NULL;"]
         return lines
 
     def conversion(self, arg: str) -> str:
@@ -214,10 +214,8 @@ RESULTS: dict[str, ResultConverter] = {
     "double": ResultConverter(
         ("result = PyFloat_FromDouble((double)r);",), ("result = PyFloat_FromDouble(0.0);",)
     ),
-    "signed": ResultConverter(("result = PyLong_FromLongLong((long long)r);",), _ZERO),
-    "unsigned": ResultConverter(
-        ("result = PyLong_FromUnsignedLongLong((unsigned long long)r);",), _ZERO
-    ),
+    "signed": ResultConverter(("result = cudart_from_signed((long long)r);",), _ZERO),
+    "unsigned": ResultConverter(("result = cudart_from_unsigned((unsigned long long)r);",), _ZERO),
 }
 
 

@@ -206,6 +206,18 @@ def test_integers_are_checked_against_their_c_type(recorder):
     # scalars are ints.
     fast.cudaMemcpy(None, None, ctypes.c_size_t(8), RAW.cudaMemcpyKind.cudaMemcpyDefault)
     assert _last(fast) == (0, 0, 8, 4)
+    # An int's subclasses miss the exact int's inline path and take the same rule.
+    fast.cudaMemset(None, _Int(-(2**31)), _Int(2**64 - 1))
+    assert _last(fast) == (0, -(2**31), 2**64 - 1)
+    fast.cudaMemset(None, True, False)
+    assert _last(fast) == (0, 1, 0)
+    for bad, at in [((_Int(2**31), 0), 2), ((0, _Int(-1)), 3)]:
+        with pytest.raises(ctypes.ArgumentError, match=f"argument {at}: OverflowError"):
+            fast.cudaMemset(None, *bad)
+
+
+class _Int(int):
+    """An int's subclass: what an exact int's fast path must leave to the general one."""
 
 
 def test_an_integer_takes_its_argtypes_ctypes_class_as_its_memory_holds_it(recorder):
@@ -247,6 +259,8 @@ def test_pointers_take_what_ctypes_takes(recorder):
         (callback, ctypes.cast(callback, ctypes.c_void_p).value),
         (array, ctypes.addressof(ctypes.c_char.from_buffer(array))),
         (data, ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value),  # its bytes
+        (_Int(0x3000), 0x3000),  # an int's subclasses are addresses too
+        (True, 1),
     ]
     for given, expected in cases:
         fast.cudaFreeHost(given)
@@ -254,6 +268,8 @@ def test_pointers_take_what_ctypes_takes(recorder):
     for bad, cause in [
         (-1, "OverflowError"),
         (2**64, "OverflowError"),
+        (_Int(-1), "OverflowError"),
+        (_Int(2**64), "OverflowError"),
         (1.5, "TypeError"),
         ("x", "TypeError"),
         (object(), "TypeError"),
@@ -350,6 +366,13 @@ def test_output_variants_provide_their_outputs(recorder):
     assert free != 0 and total == free + 8  # two slots of the call's own
     with pytest.raises(TypeError, match="takes 0 arguments"):
         both(None)
+
+    class Spec(bytes):
+        pass
+
+    # A spec of a bytes' subclass is a spec still (variant() keeps an exact copy).
+    assert fast.variant("cudaMemGetInfo", Spec(spec(argtypes, (0, 1))))() == (0, 0, 0)
+    assert fast.variant("cudaMemGetInfo", Spec(spec(argtypes, (1,))))(None) == (0, 0)
     # cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     argtypes = (ctypes.POINTER(ctypes.c_int), ctypes.c_uint, ctypes.c_int)
     value = fast.variant("cudaDeviceGetAttribute", spec(argtypes, (0,)))
@@ -470,6 +493,23 @@ print(json.dumps(out))
     assert out["text"] == "invalid argument"
     assert out["desc"] == "cudaChannelFormatDesc"
     assert out["device"] in (0, 35, 100)  # a GPU, no driver, no device
+
+
+def test_a_status_is_the_int_c_returned():
+    # cudaGetDevice's slot bound to libc's abs, which returns the address it is passed:
+    # below, at and above the small ints a status is boxed from without a call.
+    code = r"""
+import ctypes, importlib, json
+fast = importlib.import_module("cudart._fast_12050")
+assert fast.bind("cudaGetDevice", "abs", ctypes.CDLL(None)._handle)
+values = [0, 1, 35, 255, 256, 257, 999, 2**31 - 1]
+back = [fast.cudaGetDevice(v) for v in values]
+print(json.dumps([back == values, {type(b).__name__ for b in back} == {"int"}]))
+"""
+    import json
+
+    fast_module(12050)
+    assert json.loads(run_python(code).stdout) == [True, True]
 
 
 def test_the_backend_switch():
