@@ -1681,32 +1681,36 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetInfo");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetInfo]);  /* bind() publishes it */
@@ -1728,10 +1732,10 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1744,20 +1748,22 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -1780,7 +1786,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1792,25 +1798,27 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetPlane");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1834,10 +1842,10 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1848,19 +1856,21 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
     if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -1881,7 +1891,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1893,24 +1903,26 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaChooseDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
@@ -1932,10 +1944,10 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1995,24 +2007,26 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateSurfaceObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateSurfaceObject]);  /* bind() publishes it */
@@ -2034,10 +2048,10 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2048,32 +2062,36 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateTextureObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateTextureObject]);  /* bind() publishes it */
@@ -2095,10 +2113,10 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2134,7 +2152,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2144,15 +2162,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
     if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2173,7 +2192,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2184,15 +2203,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
     if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2213,7 +2233,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2249,7 +2269,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2284,7 +2304,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2294,22 +2314,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2335,10 +2356,10 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2373,7 +2394,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2411,7 +2432,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2449,7 +2470,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2459,22 +2480,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2500,10 +2522,10 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2513,24 +2535,26 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId]);  /* bind() publishes it */
@@ -2552,10 +2576,10 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2566,20 +2590,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
@@ -2601,10 +2626,10 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2614,21 +2639,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2652,10 +2678,10 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2665,8 +2691,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -2674,12 +2700,13 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2700,7 +2727,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -2711,21 +2738,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2749,10 +2777,10 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2762,21 +2790,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2800,10 +2829,10 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2813,17 +2842,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -2848,7 +2878,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2859,23 +2889,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2903,10 +2934,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2916,17 +2947,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
     if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -2951,7 +2983,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2962,20 +2994,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig]);  /* bind() publishes it */
@@ -2997,10 +3030,10 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3010,26 +3043,28 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
@@ -3051,10 +3086,10 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3065,25 +3100,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3107,10 +3144,10 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3146,7 +3183,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3179,7 +3216,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3214,7 +3251,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3224,8 +3261,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -3233,12 +3270,13 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3259,7 +3297,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -3298,7 +3336,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3308,18 +3346,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
     if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3340,7 +3379,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3376,7 +3415,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3409,7 +3448,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3419,20 +3458,21 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
@@ -3452,10 +3492,10 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3465,33 +3505,36 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -3515,10 +3558,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3530,24 +3573,26 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
@@ -3569,10 +3614,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3583,25 +3628,27 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3625,10 +3672,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3639,20 +3686,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect]);  /* bind() publishes it */
@@ -3674,10 +3722,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3687,30 +3735,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame]);  /* bind() publishes it */
@@ -3732,10 +3783,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3747,26 +3798,28 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3792,10 +3845,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3806,20 +3859,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect]);  /* bind() publishes it */
@@ -3841,10 +3895,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3854,29 +3908,31 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame]);  /* bind() publishes it */
@@ -3898,10 +3954,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -3912,30 +3968,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame]);  /* bind() publishes it */
@@ -3957,10 +4016,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3972,20 +4031,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
@@ -4007,10 +4067,10 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4020,25 +4080,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateFromEGLSync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4062,10 +4124,10 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4076,21 +4138,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4114,10 +4177,10 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4127,15 +4190,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
     if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4156,7 +4220,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4167,28 +4231,31 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventElapsedTime");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
@@ -4210,10 +4277,10 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4225,15 +4292,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
     if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4254,7 +4322,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4265,19 +4333,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
     if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4298,7 +4368,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4310,20 +4380,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
     if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -4346,7 +4418,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4358,15 +4430,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
     if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4387,7 +4460,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4398,28 +4471,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
@@ -4441,10 +4517,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4456,28 +4532,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -4499,10 +4578,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4514,15 +4593,16 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
     if (cudart_arity("cudaFree", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4543,7 +4623,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4554,15 +4634,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
     if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4583,7 +4664,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4594,19 +4675,21 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
     if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4627,7 +4710,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4639,15 +4722,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
     if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4668,7 +4752,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4679,15 +4763,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
     if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4708,7 +4793,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4719,19 +4804,21 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
     if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4752,7 +4839,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4764,17 +4851,18 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
     if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -4799,7 +4887,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4810,16 +4898,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
     if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -4842,7 +4931,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4853,16 +4942,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -4885,7 +4975,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4896,28 +4986,30 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4943,10 +5035,10 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4957,21 +5049,22 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4995,10 +5088,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5008,27 +5101,29 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync]);  /* bind() publishes it */
@@ -5050,10 +5145,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5089,7 +5184,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5127,7 +5222,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5162,7 +5257,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5197,7 +5292,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5207,18 +5302,19 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5239,7 +5335,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -5275,7 +5371,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5285,19 +5381,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
     if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5318,7 +5416,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5330,20 +5428,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
@@ -5363,10 +5462,10 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5376,20 +5475,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
@@ -5411,10 +5511,10 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5424,20 +5524,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
@@ -5459,10 +5560,10 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5472,16 +5573,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
     if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5504,7 +5606,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5515,16 +5617,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties_v2, "cudaGetDeviceProperties_v2(
 static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties_v2");
     if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5547,7 +5650,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5558,33 +5661,36 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPoint");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint]);  /* bind() publishes it */
@@ -5606,10 +5712,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -5687,24 +5793,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetExportTable");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
@@ -5726,10 +5834,10 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5740,24 +5848,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetFuncBySymbol");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetFuncBySymbol]);  /* bind() publishes it */
@@ -5779,10 +5889,10 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5793,24 +5903,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetKernel]);  /* bind() publishes it */
@@ -5832,10 +5944,10 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5867,7 +5979,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5877,25 +5989,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5919,10 +6033,10 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5933,16 +6047,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -5965,7 +6080,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5976,24 +6091,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolAddress");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
@@ -6015,10 +6132,10 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6029,24 +6146,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
@@ -6068,10 +6187,10 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6082,16 +6201,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6114,7 +6234,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6125,16 +6245,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6157,7 +6278,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6168,16 +6289,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6200,7 +6322,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6211,37 +6333,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddChildGraphNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode]);  /* bind() publishes it */
@@ -6263,10 +6389,10 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6279,31 +6405,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6327,10 +6456,10 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6342,31 +6471,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEmptyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6390,10 +6522,10 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6405,37 +6537,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventRecordNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
@@ -6457,10 +6593,10 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6473,37 +6609,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
@@ -6525,10 +6665,10 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6541,37 +6681,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
@@ -6593,10 +6737,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6609,37 +6753,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
@@ -6661,10 +6809,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6677,37 +6825,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddHostNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddHostNode]);  /* bind() publishes it */
@@ -6729,10 +6881,10 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6745,37 +6897,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddKernelNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
@@ -6797,10 +6953,10 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6813,37 +6969,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemAllocNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
@@ -6865,10 +7025,10 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6881,37 +7041,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemFreeNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
@@ -6933,10 +7097,10 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6949,37 +7113,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
@@ -7001,10 +7169,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7017,43 +7185,48 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7079,10 +7252,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7096,44 +7269,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7161,10 +7339,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7178,44 +7356,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7243,10 +7426,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7260,37 +7443,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemsetNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
@@ -7312,10 +7499,10 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7328,24 +7515,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
@@ -7367,10 +7556,10 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7381,24 +7570,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphClone]);  /* bind() publishes it */
@@ -7420,10 +7611,10 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7434,21 +7625,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -7472,10 +7664,10 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7485,20 +7677,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
     if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -7521,7 +7715,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7533,15 +7727,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
     if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7562,7 +7757,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7573,15 +7768,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
     if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7602,7 +7798,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7613,24 +7809,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
@@ -7652,10 +7850,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7666,19 +7864,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7699,7 +7899,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7711,24 +7911,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
@@ -7750,10 +7952,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7764,19 +7966,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7797,7 +8001,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7809,23 +8013,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7846,7 +8053,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7859,15 +8066,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
     if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7888,7 +8096,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7899,23 +8107,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7936,7 +8147,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7949,23 +8160,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7986,7 +8200,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7999,23 +8213,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8036,7 +8253,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8049,23 +8266,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8086,7 +8306,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8099,24 +8319,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
@@ -8138,10 +8360,10 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8152,23 +8374,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8189,7 +8414,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8202,23 +8427,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8239,7 +8467,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8252,23 +8480,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8289,7 +8520,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8302,29 +8533,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8349,7 +8584,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8363,30 +8598,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8413,7 +8652,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8427,30 +8666,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8477,7 +8720,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8491,23 +8734,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8528,7 +8774,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8541,23 +8787,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
     if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8578,7 +8827,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8591,19 +8840,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8624,7 +8875,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8636,19 +8887,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8669,7 +8922,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8681,19 +8934,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8714,7 +8969,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8726,19 +8981,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8759,7 +9016,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8771,36 +9028,40 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges]);  /* bind() publishes it */
@@ -8822,10 +9083,10 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8838,30 +9099,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetNodes]);  /* bind() publishes it */
@@ -8883,10 +9147,10 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8898,30 +9162,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetRootNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetRootNodes]);  /* bind() publishes it */
@@ -8943,10 +9210,10 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8958,19 +9225,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
     if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8991,7 +9260,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9003,19 +9272,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
     if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9036,7 +9307,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9048,25 +9319,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9090,10 +9363,10 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9104,25 +9377,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9146,10 +9421,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9160,28 +9435,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithParams");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams]);  /* bind() publishes it */
@@ -9203,10 +9481,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9218,19 +9496,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9251,7 +9531,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9263,22 +9543,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9299,7 +9581,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9311,19 +9593,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9344,7 +9628,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9356,22 +9640,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9392,7 +9678,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9404,19 +9690,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9437,7 +9725,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9449,19 +9737,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
     if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9482,7 +9772,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9494,19 +9784,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9527,7 +9819,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9539,19 +9831,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9572,7 +9866,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9584,19 +9878,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9617,7 +9913,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9629,19 +9925,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9662,7 +9960,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9674,25 +9972,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -9717,7 +10018,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9730,26 +10031,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -9776,7 +10080,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9789,26 +10093,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -9835,7 +10142,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9848,19 +10155,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9881,7 +10190,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9893,19 +10202,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9926,7 +10237,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9938,28 +10249,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeFindInClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
@@ -9981,10 +10295,10 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9996,30 +10310,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies]);  /* bind() publishes it */
@@ -10041,10 +10358,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10056,30 +10373,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes]);  /* bind() publishes it */
@@ -10101,10 +10421,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10116,28 +10436,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetEnabled");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
@@ -10159,10 +10482,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10174,24 +10497,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetType");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
@@ -10213,10 +10538,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10227,20 +10552,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
     if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10263,7 +10590,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10275,20 +10602,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
     if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10311,7 +10640,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10323,31 +10652,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -10371,10 +10703,10 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10386,21 +10718,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
     if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10425,7 +10759,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10437,19 +10771,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
     if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10470,7 +10806,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10482,25 +10818,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -10524,10 +10862,10 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10538,22 +10876,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -10579,10 +10918,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -10592,23 +10931,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -10636,10 +10976,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -10649,27 +10989,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsMapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
@@ -10691,10 +11033,10 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -10705,21 +11047,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10744,7 +11088,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10756,24 +11100,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -10795,10 +11141,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10809,30 +11155,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
@@ -10854,10 +11203,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10869,16 +11218,17 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -10901,7 +11251,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -10912,26 +11262,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -10957,10 +11309,10 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10971,27 +11323,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnmapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
@@ -11013,10 +11367,10 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11027,15 +11381,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
     if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11056,7 +11411,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11067,22 +11422,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11108,10 +11464,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11121,22 +11477,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11162,10 +11519,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11175,22 +11532,23 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -11216,10 +11574,10 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11229,25 +11587,27 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetDevicePointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11271,10 +11631,10 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11285,24 +11645,26 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
@@ -11324,10 +11686,10 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11338,17 +11700,18 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
     if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -11373,7 +11736,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11384,15 +11747,16 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
     if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11413,7 +11777,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11424,24 +11788,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalMemory");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
@@ -11463,10 +11829,10 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11477,24 +11843,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalSemaphore");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
@@ -11516,10 +11884,10 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11561,7 +11929,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -11571,15 +11939,16 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
     if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11600,7 +11969,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11611,19 +11980,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
     if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11644,7 +12015,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11656,19 +12027,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
     if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11689,7 +12062,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11701,21 +12074,22 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
@@ -11739,10 +12113,10 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11752,22 +12126,23 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
@@ -11793,10 +12168,10 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11806,37 +12181,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel]);  /* bind() publishes it */
@@ -11858,10 +12236,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -11873,17 +12251,18 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernelMultiDevice, "cudaLaunchCoope
 static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
     if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -11908,7 +12287,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11919,23 +12298,26 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
     if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11956,7 +12338,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11969,37 +12351,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernel]);  /* bind() publishes it */
@@ -12021,10 +12406,10 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12036,28 +12421,31 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernelExC");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernelExC]);  /* bind() publishes it */
@@ -12079,10 +12467,10 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12094,21 +12482,22 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12132,10 +12521,10 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12145,16 +12534,17 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
     if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
@@ -12177,7 +12567,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12188,26 +12578,28 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3DArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -12233,10 +12625,10 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12247,27 +12639,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -12295,10 +12689,10 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12309,27 +12703,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
@@ -12351,10 +12747,10 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -12365,31 +12761,34 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocFromPoolAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
@@ -12411,10 +12810,10 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -12426,21 +12825,22 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12464,10 +12864,10 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12477,22 +12877,23 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12518,10 +12919,10 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12531,27 +12932,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -12579,10 +12982,10 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12593,28 +12996,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -12640,10 +13045,10 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12654,18 +13059,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
     if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -12692,7 +13098,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12703,26 +13109,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
@@ -12744,10 +13152,10 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12758,24 +13166,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
@@ -12797,10 +13207,10 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12811,15 +13221,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
     if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12840,7 +13251,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12851,19 +13262,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
     if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12884,7 +13297,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12896,21 +13309,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -12935,7 +13350,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12947,28 +13362,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
@@ -12990,10 +13408,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13005,22 +13423,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
     if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13041,7 +13461,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13053,26 +13473,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13098,10 +13520,10 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13112,28 +13534,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportPointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
@@ -13155,10 +13580,10 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13170,20 +13595,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
     if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -13206,7 +13633,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13218,22 +13645,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
     if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13254,7 +13683,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13266,16 +13695,17 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
     if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -13298,7 +13728,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13309,25 +13739,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
     if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13348,7 +13780,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13360,26 +13792,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
     if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -13402,7 +13836,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13414,40 +13848,44 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttributes");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -13471,10 +13909,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13487,21 +13925,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
     if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -13526,7 +13966,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13538,26 +13978,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
     if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -13586,7 +14028,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13598,30 +14040,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -13652,7 +14096,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13664,28 +14108,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
     if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -13695,7 +14142,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13716,7 +14163,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13729,27 +14176,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
     if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -13780,7 +14229,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13792,29 +14241,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -13826,7 +14278,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13847,7 +14299,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13860,29 +14312,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
     if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -13911,7 +14365,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13923,31 +14377,34 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -13957,7 +14414,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13978,7 +14435,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13991,15 +14448,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
     if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14020,7 +14478,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14031,19 +14489,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
     if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14064,7 +14524,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14076,15 +14536,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
     if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14105,7 +14566,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14116,19 +14577,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14149,7 +14612,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14161,29 +14624,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
     if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14212,7 +14677,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14224,29 +14689,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
     if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14267,7 +14735,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14280,23 +14748,25 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
     if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14325,7 +14795,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14337,25 +14807,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14365,7 +14838,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14386,7 +14859,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14399,22 +14872,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
     if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14441,7 +14916,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14453,24 +14928,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14478,7 +14956,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14499,7 +14977,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14512,24 +14990,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
     if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
@@ -14554,7 +15034,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14566,32 +15046,35 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
     if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14612,7 +15095,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14625,27 +15108,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
     if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14670,7 +15155,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14682,35 +15167,38 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
     if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14731,7 +15219,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14744,22 +15232,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
     if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14786,7 +15276,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14798,24 +15288,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14823,7 +15316,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14844,7 +15337,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14857,17 +15350,18 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
     if (cudart_arity("cudaMemset", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -14892,7 +15386,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14903,19 +15397,20 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
     if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -14944,7 +15439,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14955,21 +15450,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
     if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -14979,7 +15476,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15000,7 +15497,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -15043,7 +15540,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15053,8 +15550,8 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
     if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
         return NULL;
@@ -15063,14 +15560,15 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15091,7 +15589,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b3);
     return result;
@@ -15102,25 +15600,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
     if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15141,7 +15641,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15153,20 +15653,22 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -15189,7 +15691,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15201,19 +15703,21 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15234,7 +15738,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15246,26 +15750,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -15291,10 +15797,10 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15305,26 +15811,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -15350,10 +15858,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15364,27 +15872,29 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -15412,10 +15922,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15426,28 +15936,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters]);  /* bind() publishes it */
@@ -15469,10 +15982,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15484,28 +15997,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
@@ -15527,10 +16043,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15563,7 +16079,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15573,19 +16089,21 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
     if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15606,7 +16124,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15641,7 +16159,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15674,7 +16192,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15684,20 +16202,21 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
@@ -15717,10 +16236,10 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15755,7 +16274,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15790,7 +16309,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15800,20 +16319,21 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForDevice, "cudaSetDoubleForDevice($module,
 static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetDoubleForDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDoubleForDevice]);  /* bind() publishes it */
@@ -15835,10 +16355,10 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15848,20 +16368,21 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForHost, "cudaSetDoubleForHost($module, d, 
 static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetDoubleForHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDoubleForHost]);  /* bind() publishes it */
@@ -15883,10 +16404,10 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15896,21 +16417,22 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -15934,10 +16456,10 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15947,31 +16469,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -15993,10 +16518,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16008,31 +16533,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync_v2, "cudaSignalExterna
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2]);  /* bind() publishes it */
@@ -16054,10 +16582,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16069,24 +16597,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
     if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
@@ -16109,7 +16640,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16122,21 +16653,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
     if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16161,7 +16694,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16173,16 +16706,17 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
     if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -16205,7 +16739,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16216,19 +16750,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
     if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16249,7 +16785,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16261,20 +16797,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
@@ -16296,10 +16833,10 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16309,21 +16846,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -16347,10 +16885,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16360,22 +16898,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -16401,10 +16940,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16414,15 +16953,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
     if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16443,7 +16983,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16454,24 +16994,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamEndCapture");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
@@ -16493,10 +17035,10 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16507,22 +17049,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
     if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16543,7 +17087,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16555,48 +17099,54 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo]);  /* bind() publishes it */
@@ -16618,10 +17168,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16636,48 +17186,54 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v2, "cudaStreamGetCaptureInfo_v
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v2]);  /* bind() publishes it */
@@ -16699,10 +17255,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16717,24 +17273,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
@@ -16756,10 +17314,10 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16770,24 +17328,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
@@ -16809,10 +17369,10 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16823,24 +17383,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
@@ -16862,10 +17424,10 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16876,24 +17438,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamIsCapturing");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
@@ -16915,10 +17479,10 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16929,15 +17493,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
     if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16958,7 +17523,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16969,22 +17534,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
     if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17005,7 +17572,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17017,15 +17584,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
     if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17046,7 +17614,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17057,26 +17625,28 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -17102,10 +17672,10 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17116,20 +17686,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
     if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -17152,7 +17724,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17164,20 +17736,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
@@ -17199,10 +17772,10 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17235,7 +17808,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17245,20 +17818,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetCacheConfig, "cudaThreadGetCacheConfig($mod
 static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadGetCacheConfig]);  /* bind() publishes it */
@@ -17280,10 +17854,10 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17293,21 +17867,22 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetLimit, "cudaThreadGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -17331,10 +17906,10 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17369,7 +17944,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17407,7 +17982,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17440,7 +18015,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17450,30 +18025,33 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -17499,10 +18077,10 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17514,16 +18092,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
     if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -17546,7 +18125,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17557,16 +18136,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
     if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -17589,7 +18169,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17600,27 +18180,29 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUGetDevice]);  /* bind() publishes it */
@@ -17642,10 +18224,10 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17656,8 +18238,8 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
         return NULL;
@@ -17665,12 +18247,13 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17691,7 +18274,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -17702,31 +18285,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -17748,10 +18334,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17763,31 +18349,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync_v2, "cudaWaitExternalSem
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2]);  /* bind() publishes it */
@@ -17809,10 +18398,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

@@ -1711,32 +1711,36 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetInfo");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetInfo]);  /* bind() publishes it */
@@ -1758,10 +1762,10 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1774,20 +1778,22 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -1810,7 +1816,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1822,25 +1828,27 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetPlane");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1864,10 +1872,10 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1878,19 +1886,21 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
     if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -1911,7 +1921,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1923,24 +1933,26 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaChooseDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
@@ -1962,10 +1974,10 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2025,24 +2037,26 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateSurfaceObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateSurfaceObject]);  /* bind() publishes it */
@@ -2064,10 +2078,10 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2078,32 +2092,36 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateTextureObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateTextureObject]);  /* bind() publishes it */
@@ -2125,10 +2143,10 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2164,7 +2182,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2174,15 +2192,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
     if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2203,7 +2222,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2214,15 +2233,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
     if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2243,7 +2263,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2279,7 +2299,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2314,7 +2334,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2324,22 +2344,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2365,10 +2386,10 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2403,7 +2424,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2441,7 +2462,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2479,7 +2500,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2489,22 +2510,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2530,10 +2552,10 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2543,24 +2565,26 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId]);  /* bind() publishes it */
@@ -2582,10 +2606,10 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2596,20 +2620,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
@@ -2631,10 +2656,10 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2644,21 +2669,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2682,10 +2708,10 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2695,8 +2721,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -2704,12 +2730,13 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2730,7 +2757,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -2741,21 +2768,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2779,10 +2807,10 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2792,21 +2820,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2830,10 +2859,10 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2843,17 +2872,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -2878,7 +2908,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2889,23 +2919,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2933,10 +2964,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2946,17 +2977,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
     if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -2981,7 +3013,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2992,20 +3024,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig]);  /* bind() publishes it */
@@ -3027,10 +3060,10 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3040,26 +3073,28 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
@@ -3081,10 +3116,10 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3095,25 +3130,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3137,10 +3174,10 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3176,7 +3213,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3209,7 +3246,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3244,7 +3281,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3254,8 +3291,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -3263,12 +3300,13 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3289,7 +3327,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -3328,7 +3366,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3338,18 +3376,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
     if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3370,7 +3409,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3406,7 +3445,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3439,7 +3478,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3449,20 +3488,21 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
@@ -3482,10 +3522,10 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3495,33 +3535,36 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -3545,10 +3588,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3560,24 +3603,26 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
@@ -3599,10 +3644,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3613,25 +3658,27 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3655,10 +3702,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3669,20 +3716,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect]);  /* bind() publishes it */
@@ -3704,10 +3752,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3717,30 +3765,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame]);  /* bind() publishes it */
@@ -3762,10 +3813,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3777,26 +3828,28 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3822,10 +3875,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3836,20 +3889,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect]);  /* bind() publishes it */
@@ -3871,10 +3925,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3884,29 +3938,31 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame]);  /* bind() publishes it */
@@ -3928,10 +3984,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -3942,30 +3998,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame]);  /* bind() publishes it */
@@ -3987,10 +4046,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4002,20 +4061,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
@@ -4037,10 +4097,10 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4050,25 +4110,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateFromEGLSync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4092,10 +4154,10 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4106,21 +4168,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4144,10 +4207,10 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4157,15 +4220,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
     if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4186,7 +4250,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4197,28 +4261,31 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventElapsedTime");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
@@ -4240,10 +4307,10 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4255,15 +4322,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
     if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4284,7 +4352,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4295,19 +4363,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
     if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4328,7 +4398,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4340,20 +4410,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
     if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -4376,7 +4448,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4388,15 +4460,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
     if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4417,7 +4490,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4428,28 +4501,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
@@ -4471,10 +4547,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4486,28 +4562,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -4529,10 +4608,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4544,15 +4623,16 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
     if (cudart_arity("cudaFree", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4573,7 +4653,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4584,15 +4664,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
     if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4613,7 +4694,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4624,19 +4705,21 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
     if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4657,7 +4740,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4669,15 +4752,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
     if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4698,7 +4782,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4709,15 +4793,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
     if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4738,7 +4823,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4749,19 +4834,21 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
     if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4782,7 +4869,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4794,17 +4881,18 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
     if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -4829,7 +4917,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4840,16 +4928,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
     if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -4872,7 +4961,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4883,16 +4972,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -4915,7 +5005,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4926,28 +5016,30 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4973,10 +5065,10 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4987,21 +5079,22 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -5025,10 +5118,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5038,27 +5131,29 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync]);  /* bind() publishes it */
@@ -5080,10 +5175,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5119,7 +5214,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5157,7 +5252,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5192,7 +5287,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5227,7 +5322,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5237,18 +5332,19 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5269,7 +5365,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -5305,7 +5401,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5315,19 +5411,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
     if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5348,7 +5446,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5360,20 +5458,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
@@ -5393,10 +5492,10 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5406,20 +5505,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
@@ -5441,10 +5541,10 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5454,20 +5554,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
@@ -5489,10 +5590,10 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5502,16 +5603,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
     if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5534,7 +5636,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5545,16 +5647,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties_v2, "cudaGetDeviceProperties_v2(
 static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties_v2");
     if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5577,7 +5680,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5588,33 +5691,36 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPoint");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint]);  /* bind() publishes it */
@@ -5636,10 +5742,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -5717,24 +5823,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetExportTable");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
@@ -5756,10 +5864,10 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5770,24 +5878,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetFuncBySymbol");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetFuncBySymbol]);  /* bind() publishes it */
@@ -5809,10 +5919,10 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5823,24 +5933,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetKernel]);  /* bind() publishes it */
@@ -5862,10 +5974,10 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5897,7 +6009,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5907,25 +6019,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5949,10 +6063,10 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5963,16 +6077,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -5995,7 +6110,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6006,24 +6121,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolAddress");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
@@ -6045,10 +6162,10 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6059,24 +6176,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
@@ -6098,10 +6217,10 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6112,16 +6231,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6144,7 +6264,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6155,16 +6275,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6187,7 +6308,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6198,16 +6319,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6230,7 +6352,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6241,37 +6363,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddChildGraphNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode]);  /* bind() publishes it */
@@ -6293,10 +6419,10 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6309,31 +6435,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6357,10 +6486,10 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6372,31 +6501,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEmptyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6420,10 +6552,10 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6435,37 +6567,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventRecordNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
@@ -6487,10 +6623,10 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6503,37 +6639,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
@@ -6555,10 +6695,10 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6571,37 +6711,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
@@ -6623,10 +6767,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6639,37 +6783,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
@@ -6691,10 +6839,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6707,37 +6855,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddHostNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddHostNode]);  /* bind() publishes it */
@@ -6759,10 +6911,10 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6775,37 +6927,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddKernelNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
@@ -6827,10 +6983,10 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6843,37 +6999,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemAllocNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
@@ -6895,10 +7055,10 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6911,37 +7071,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemFreeNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
@@ -6963,10 +7127,10 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6979,37 +7143,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
@@ -7031,10 +7199,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7047,43 +7215,48 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7109,10 +7282,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7126,44 +7299,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7191,10 +7369,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7208,44 +7386,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7273,10 +7456,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7290,37 +7473,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemsetNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
@@ -7342,10 +7529,10 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7358,37 +7545,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 256, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
@@ -7410,10 +7601,10 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7426,24 +7617,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
@@ -7465,10 +7658,10 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7479,24 +7672,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphClone]);  /* bind() publishes it */
@@ -7518,10 +7713,10 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7532,21 +7727,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -7570,10 +7766,10 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7583,20 +7779,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
     if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -7619,7 +7817,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7631,15 +7829,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
     if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7660,7 +7859,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7671,15 +7870,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
     if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7700,7 +7900,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7711,24 +7911,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
@@ -7750,10 +7952,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7764,19 +7966,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7797,7 +8001,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7809,24 +8013,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
@@ -7848,10 +8054,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7862,19 +8068,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7895,7 +8103,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7907,23 +8115,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7944,7 +8155,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -7957,15 +8168,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
     if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -7986,7 +8198,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7997,23 +8209,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8034,7 +8249,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8047,23 +8262,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8084,7 +8302,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8097,23 +8315,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8134,7 +8355,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8147,23 +8368,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8184,7 +8408,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8197,24 +8421,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
@@ -8236,10 +8462,10 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8250,23 +8476,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8287,7 +8516,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8300,23 +8529,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8337,7 +8569,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8350,23 +8582,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8387,7 +8622,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8400,29 +8635,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8447,7 +8686,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8461,30 +8700,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8511,7 +8754,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8525,30 +8768,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8575,7 +8822,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8589,23 +8836,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8626,7 +8876,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8639,23 +8889,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
     if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8676,7 +8929,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8689,23 +8942,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
     if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8726,7 +8982,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8739,19 +8995,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8772,7 +9030,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8784,19 +9042,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8817,7 +9077,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8829,19 +9089,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8862,7 +9124,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8874,19 +9136,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8907,7 +9171,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8919,36 +9183,40 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges]);  /* bind() publishes it */
@@ -8970,10 +9238,10 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8986,30 +9254,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetNodes]);  /* bind() publishes it */
@@ -9031,10 +9302,10 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9046,30 +9317,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetRootNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetRootNodes]);  /* bind() publishes it */
@@ -9091,10 +9365,10 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9106,19 +9380,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
     if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9139,7 +9415,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9151,19 +9427,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
     if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9184,7 +9462,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9196,25 +9474,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9238,10 +9518,10 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9252,25 +9532,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9294,10 +9576,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9308,28 +9590,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithParams");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams]);  /* bind() publishes it */
@@ -9351,10 +9636,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9366,19 +9651,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9399,7 +9686,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9411,22 +9698,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9447,7 +9736,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9459,19 +9748,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9492,7 +9783,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9504,22 +9795,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9540,7 +9833,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -9552,19 +9845,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9585,7 +9880,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9597,19 +9892,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
     if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9630,7 +9927,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9642,19 +9939,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9675,7 +9974,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9687,19 +9986,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9720,7 +10021,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9732,19 +10033,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9765,7 +10068,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9777,19 +10080,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9810,7 +10115,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9822,25 +10127,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -9865,7 +10173,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9878,26 +10186,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -9924,7 +10235,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9937,26 +10248,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -9983,7 +10297,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9996,19 +10310,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10029,7 +10345,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10041,19 +10357,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10074,7 +10392,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10086,28 +10404,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeFindInClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
@@ -10129,10 +10450,10 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10144,30 +10465,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies]);  /* bind() publishes it */
@@ -10189,10 +10513,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10204,30 +10528,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes]);  /* bind() publishes it */
@@ -10249,10 +10576,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10264,28 +10591,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetEnabled");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
@@ -10307,10 +10637,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10322,24 +10652,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetType");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
@@ -10361,10 +10693,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10375,20 +10707,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
     if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10411,7 +10745,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10423,19 +10757,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
     if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10456,7 +10792,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10468,20 +10804,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
     if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10504,7 +10842,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10516,31 +10854,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -10564,10 +10905,10 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10579,21 +10920,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
     if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10618,7 +10961,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10630,19 +10973,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
     if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10663,7 +11008,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10675,25 +11020,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -10717,10 +11064,10 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10731,22 +11078,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -10772,10 +11120,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -10785,23 +11133,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -10829,10 +11178,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -10842,27 +11191,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsMapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
@@ -10884,10 +11235,10 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -10898,21 +11249,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -10937,7 +11290,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10949,24 +11302,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -10988,10 +11343,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11002,30 +11357,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
@@ -11047,10 +11405,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11062,16 +11420,17 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -11094,7 +11453,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11105,26 +11464,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11150,10 +11511,10 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11164,27 +11525,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnmapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
@@ -11206,10 +11569,10 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11220,15 +11583,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
     if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11249,7 +11613,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11260,22 +11624,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11301,10 +11666,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11314,22 +11679,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11355,10 +11721,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11368,22 +11734,23 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -11409,10 +11776,10 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11422,25 +11789,27 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetDevicePointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11464,10 +11833,10 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11478,24 +11847,26 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
@@ -11517,10 +11888,10 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11531,17 +11902,18 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
     if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -11566,7 +11938,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11577,15 +11949,16 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
     if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11606,7 +11979,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11617,24 +11990,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalMemory");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
@@ -11656,10 +12031,10 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11670,24 +12045,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalSemaphore");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
@@ -11709,10 +12086,10 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11754,7 +12131,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -11764,15 +12141,16 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
     if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11793,7 +12171,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11804,19 +12182,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
     if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11837,7 +12217,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11849,19 +12229,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
     if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11882,7 +12264,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11894,21 +12276,22 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
@@ -11932,10 +12315,10 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11945,22 +12328,23 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
@@ -11986,10 +12370,10 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11999,37 +12383,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel]);  /* bind() publishes it */
@@ -12051,10 +12438,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12066,17 +12453,18 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernelMultiDevice, "cudaLaunchCoope
 static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
     if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -12101,7 +12489,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12112,23 +12500,26 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
     if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12149,7 +12540,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12162,37 +12553,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernel]);  /* bind() publishes it */
@@ -12214,10 +12608,10 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12229,28 +12623,31 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernelExC");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernelExC]);  /* bind() publishes it */
@@ -12272,10 +12669,10 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12287,21 +12684,22 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12325,10 +12723,10 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12338,16 +12736,17 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
     if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
@@ -12370,7 +12769,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12381,26 +12780,28 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3DArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -12426,10 +12827,10 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12440,27 +12841,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -12488,10 +12891,10 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12502,27 +12905,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
@@ -12544,10 +12949,10 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -12558,31 +12963,34 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocFromPoolAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
@@ -12604,10 +13012,10 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -12619,21 +13027,22 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12657,10 +13066,10 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12670,22 +13079,23 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12711,10 +13121,10 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12724,27 +13134,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -12772,10 +13184,10 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12786,28 +13198,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -12833,10 +13247,10 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12847,18 +13261,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
     if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -12885,7 +13300,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12896,18 +13311,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise_v2, "cudaMemAdvise_v2($module, devPtr, cou
 static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise_v2");
     if (cudart_arity("cudaMemAdvise_v2", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -12934,7 +13350,7 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12945,26 +13361,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
@@ -12986,10 +13404,10 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13000,24 +13418,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
@@ -13039,10 +13459,10 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13053,15 +13473,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
     if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13082,7 +13503,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13093,19 +13514,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
     if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13126,7 +13549,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13138,21 +13561,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -13177,7 +13602,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13189,28 +13614,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
@@ -13232,10 +13660,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13247,22 +13675,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
     if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13283,7 +13713,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13295,26 +13725,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13340,10 +13772,10 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13354,28 +13786,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportPointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
@@ -13397,10 +13832,10 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13412,20 +13847,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
     if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -13448,7 +13885,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13460,22 +13897,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
     if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13496,7 +13935,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13508,16 +13947,17 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
     if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -13540,7 +13980,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13551,25 +13991,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
     if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13590,7 +14032,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13602,20 +14044,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync_v2, "cudaMemPrefetchAsync_v2($modul
 static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync_v2");
     if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -13623,7 +14067,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13644,7 +14088,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -13656,26 +14100,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
     if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -13698,7 +14144,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13710,40 +14156,44 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttributes");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -13767,10 +14217,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13783,21 +14233,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
     if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -13822,7 +14274,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13834,26 +14286,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
     if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -13882,7 +14336,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -13894,30 +14348,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -13948,7 +14404,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -13960,28 +14416,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
     if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -13991,7 +14450,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14012,7 +14471,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14025,27 +14484,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
     if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -14076,7 +14537,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14088,29 +14549,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -14122,7 +14586,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14143,7 +14607,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14156,29 +14620,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
     if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14207,7 +14673,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14219,31 +14685,34 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14253,7 +14722,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14274,7 +14743,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14287,15 +14756,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
     if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14316,7 +14786,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14327,19 +14797,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
     if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14360,7 +14832,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14372,15 +14844,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
     if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14401,7 +14874,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14412,19 +14885,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14445,7 +14920,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14457,29 +14932,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
     if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14508,7 +14985,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14520,29 +14997,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
     if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14563,7 +15043,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14576,23 +15056,25 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
     if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14621,7 +15103,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14633,25 +15115,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14661,7 +15146,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14682,7 +15167,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14695,22 +15180,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
     if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14737,7 +15224,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14749,24 +15236,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14774,7 +15264,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14795,7 +15285,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14808,24 +15298,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
     if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
@@ -14850,7 +15342,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14862,32 +15354,35 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
     if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14908,7 +15403,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14921,27 +15416,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
     if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14966,7 +15463,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14978,35 +15475,38 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
     if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15027,7 +15527,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15040,22 +15540,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
     if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15082,7 +15584,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15094,24 +15596,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15119,7 +15624,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15140,7 +15645,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15153,17 +15658,18 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
     if (cudart_arity("cudaMemset", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -15188,7 +15694,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15199,19 +15705,20 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
     if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -15240,7 +15747,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15251,21 +15758,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
     if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -15275,7 +15784,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15296,7 +15805,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -15339,7 +15848,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15349,8 +15858,8 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
     if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
         return NULL;
@@ -15359,14 +15868,15 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15387,7 +15897,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b3);
     return result;
@@ -15398,25 +15908,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
     if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15437,7 +15949,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15449,20 +15961,22 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -15485,7 +15999,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15497,19 +16011,21 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15530,7 +16046,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15542,26 +16058,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -15587,10 +16105,10 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15601,26 +16119,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -15646,10 +16166,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15660,27 +16180,29 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -15708,10 +16230,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15722,28 +16244,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters]);  /* bind() publishes it */
@@ -15765,10 +16290,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15780,28 +16305,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
@@ -15823,10 +16351,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15859,7 +16387,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15869,19 +16397,21 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
     if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15902,7 +16432,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15937,7 +16467,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15970,7 +16500,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -15980,20 +16510,21 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
@@ -16013,10 +16544,10 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16051,7 +16582,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16086,7 +16617,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16096,20 +16627,21 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForDevice, "cudaSetDoubleForDevice($module,
 static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetDoubleForDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDoubleForDevice]);  /* bind() publishes it */
@@ -16131,10 +16663,10 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16144,20 +16676,21 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForHost, "cudaSetDoubleForHost($module, d, 
 static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetDoubleForHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDoubleForHost]);  /* bind() publishes it */
@@ -16179,10 +16712,10 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16192,21 +16725,22 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -16230,10 +16764,10 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16243,31 +16777,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -16289,10 +16826,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16304,31 +16841,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync_v2, "cudaSignalExterna
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2]);  /* bind() publishes it */
@@ -16350,10 +16890,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16365,24 +16905,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
     if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
@@ -16405,7 +16948,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16418,21 +16961,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
     if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16457,7 +17002,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16469,16 +17014,17 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
     if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -16501,7 +17047,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16512,19 +17058,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
     if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16545,7 +17093,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16557,20 +17105,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
@@ -16592,10 +17141,10 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16605,21 +17154,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -16643,10 +17193,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16656,22 +17206,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -16697,10 +17248,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16710,15 +17261,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
     if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16739,7 +17291,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16750,24 +17302,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamEndCapture");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
@@ -16789,10 +17343,10 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16803,22 +17357,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
     if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16839,7 +17395,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16851,48 +17407,54 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo]);  /* bind() publishes it */
@@ -16914,10 +17476,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16932,48 +17494,54 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v2, "cudaStreamGetCaptureInfo_v
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v2]);  /* bind() publishes it */
@@ -16995,10 +17563,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17013,24 +17581,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
@@ -17052,10 +17622,10 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17066,24 +17636,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
@@ -17105,10 +17677,10 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17119,24 +17691,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
@@ -17158,10 +17732,10 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17172,24 +17746,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamIsCapturing");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
@@ -17211,10 +17787,10 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17225,15 +17801,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
     if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17254,7 +17831,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17265,22 +17842,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
     if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17301,7 +17880,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17313,15 +17892,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
     if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17342,7 +17922,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17353,26 +17933,28 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -17398,10 +17980,10 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17412,20 +17994,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
     if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -17448,7 +18032,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17460,20 +18044,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
@@ -17495,10 +18080,10 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17531,7 +18116,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17541,20 +18126,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetCacheConfig, "cudaThreadGetCacheConfig($mod
 static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadGetCacheConfig]);  /* bind() publishes it */
@@ -17576,10 +18162,10 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17589,21 +18175,22 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetLimit, "cudaThreadGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -17627,10 +18214,10 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17665,7 +18252,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17703,7 +18290,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17736,7 +18323,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -17746,30 +18333,33 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -17795,10 +18385,10 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17810,16 +18400,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
     if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -17842,7 +18433,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17853,16 +18444,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
     if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -17885,7 +18477,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17896,27 +18488,29 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUGetDevice]);  /* bind() publishes it */
@@ -17938,10 +18532,10 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17952,8 +18546,8 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
         return NULL;
@@ -17961,12 +18555,13 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17987,7 +18582,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -17998,31 +18593,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -18044,10 +18642,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -18059,31 +18657,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync_v2, "cudaWaitExternalSem
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2]);  /* bind() publishes it */
@@ -18105,10 +18706,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

@@ -1781,32 +1781,36 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetInfo");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetInfo]);  /* bind() publishes it */
@@ -1828,10 +1832,10 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -1844,20 +1848,22 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -1880,7 +1886,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1892,25 +1898,27 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetPlane");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1934,10 +1942,10 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1948,19 +1956,21 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
     if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -1981,7 +1991,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -1993,24 +2003,26 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaChooseDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
@@ -2032,10 +2044,10 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2095,24 +2107,26 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateSurfaceObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateSurfaceObject]);  /* bind() publishes it */
@@ -2134,10 +2148,10 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2148,32 +2162,36 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateTextureObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateTextureObject]);  /* bind() publishes it */
@@ -2195,10 +2213,10 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2234,7 +2252,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2244,15 +2262,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
     if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2273,7 +2292,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2284,15 +2303,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
     if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2313,7 +2333,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2349,7 +2369,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2384,7 +2404,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2394,22 +2414,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2435,10 +2456,10 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2473,7 +2494,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2511,7 +2532,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2549,7 +2570,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2559,22 +2580,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2600,10 +2622,10 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2613,24 +2635,26 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId]);  /* bind() publishes it */
@@ -2652,10 +2676,10 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2666,20 +2690,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
@@ -2701,10 +2726,10 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2714,21 +2739,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2752,10 +2778,10 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2765,8 +2791,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -2774,12 +2800,13 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2800,7 +2827,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -2811,21 +2838,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2849,10 +2877,10 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2862,21 +2890,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2900,10 +2929,10 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2913,17 +2942,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -2948,7 +2978,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2959,23 +2989,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3003,10 +3034,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3016,17 +3047,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
     if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -3051,7 +3083,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -3062,20 +3094,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig]);  /* bind() publishes it */
@@ -3097,10 +3130,10 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3110,26 +3143,28 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
@@ -3151,10 +3186,10 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3165,25 +3200,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3207,10 +3244,10 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3246,7 +3283,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3256,31 +3293,34 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification]);  /* bind() publishes it */
@@ -3302,10 +3342,10 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -3340,7 +3380,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3375,7 +3415,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3385,8 +3425,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -3394,12 +3434,13 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3420,7 +3461,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -3459,7 +3500,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3469,18 +3510,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
     if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3501,7 +3543,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3537,7 +3579,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3570,7 +3612,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3580,18 +3622,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3612,7 +3655,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3623,20 +3666,21 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
@@ -3656,10 +3700,10 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3669,33 +3713,36 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -3719,10 +3766,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3734,24 +3781,26 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
@@ -3773,10 +3822,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3787,25 +3836,27 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3829,10 +3880,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3843,20 +3894,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect]);  /* bind() publishes it */
@@ -3878,10 +3930,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3891,30 +3943,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame]);  /* bind() publishes it */
@@ -3936,10 +3991,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -3951,26 +4006,28 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3996,10 +4053,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4010,20 +4067,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect]);  /* bind() publishes it */
@@ -4045,10 +4103,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4058,29 +4116,31 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame]);  /* bind() publishes it */
@@ -4102,10 +4162,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4116,30 +4176,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame]);  /* bind() publishes it */
@@ -4161,10 +4224,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4176,20 +4239,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
@@ -4211,10 +4275,10 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4224,25 +4288,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateFromEGLSync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4266,10 +4332,10 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4280,21 +4346,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4318,10 +4385,10 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4331,15 +4398,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
     if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4360,7 +4428,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4371,28 +4439,31 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventElapsedTime");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
@@ -4414,10 +4485,10 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4429,15 +4500,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
     if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4458,7 +4530,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4469,19 +4541,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
     if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4502,7 +4576,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4514,20 +4588,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
     if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -4550,7 +4626,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4562,15 +4638,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
     if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4591,7 +4668,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4602,28 +4679,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
@@ -4645,10 +4725,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4660,28 +4740,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -4703,10 +4786,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4718,15 +4801,16 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
     if (cudart_arity("cudaFree", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4747,7 +4831,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4758,15 +4842,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
     if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4787,7 +4872,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4798,19 +4883,21 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
     if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4831,7 +4918,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4843,15 +4930,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
     if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4872,7 +4960,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4883,15 +4971,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
     if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4912,7 +5001,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4923,19 +5012,21 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
     if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4956,7 +5047,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -4968,24 +5059,26 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetName");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetName]);  /* bind() publishes it */
@@ -5007,10 +5100,10 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5021,33 +5114,36 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetParamInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetParamInfo]);  /* bind() publishes it */
@@ -5069,10 +5165,10 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -5084,17 +5180,18 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
     if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -5119,7 +5216,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5130,16 +5227,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
     if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -5162,7 +5260,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5173,16 +5271,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -5205,7 +5304,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5216,28 +5315,30 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5263,10 +5364,10 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5277,21 +5378,22 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -5315,10 +5417,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5328,27 +5430,29 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync]);  /* bind() publishes it */
@@ -5370,10 +5474,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -5409,7 +5513,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5447,7 +5551,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5482,7 +5586,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5517,7 +5621,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5527,18 +5631,19 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5559,7 +5664,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -5595,7 +5700,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -5605,19 +5710,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
     if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5638,7 +5745,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5650,20 +5757,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
@@ -5683,10 +5791,10 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5696,20 +5804,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
@@ -5731,10 +5840,10 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5744,20 +5853,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
@@ -5779,10 +5889,10 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5792,16 +5902,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
     if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5824,7 +5935,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5835,16 +5946,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties_v2, "cudaGetDeviceProperties_v2(
 static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties_v2");
     if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -5867,7 +5979,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5878,33 +5990,36 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPoint");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint]);  /* bind() publishes it */
@@ -5926,10 +6041,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -6007,24 +6122,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetExportTable");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
@@ -6046,10 +6163,10 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6060,24 +6177,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetFuncBySymbol");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetFuncBySymbol]);  /* bind() publishes it */
@@ -6099,10 +6218,10 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6113,24 +6232,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetKernel]);  /* bind() publishes it */
@@ -6152,10 +6273,10 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6187,7 +6308,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6197,25 +6318,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6239,10 +6362,10 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6253,16 +6376,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6285,7 +6409,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6296,24 +6420,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolAddress");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
@@ -6335,10 +6461,10 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6349,24 +6475,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
@@ -6388,10 +6516,10 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6402,16 +6530,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6434,7 +6563,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6445,16 +6574,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6477,7 +6607,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6488,16 +6618,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -6520,7 +6651,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6531,37 +6662,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddChildGraphNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode]);  /* bind() publishes it */
@@ -6583,10 +6718,10 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6599,31 +6734,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6647,10 +6785,10 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6662,35 +6800,39 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies_v2, "cudaGraphAddDependencies_v
 static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies_v2");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddDependencies_v2", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -6714,10 +6856,10 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6730,31 +6872,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEmptyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -6778,10 +6923,10 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6793,37 +6938,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventRecordNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
@@ -6845,10 +6994,10 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6861,37 +7010,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
@@ -6913,10 +7066,10 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6929,37 +7082,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
@@ -6981,10 +7138,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -6997,37 +7154,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
@@ -7049,10 +7210,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7065,37 +7226,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddHostNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddHostNode]);  /* bind() publishes it */
@@ -7117,10 +7282,10 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7133,37 +7298,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddKernelNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
@@ -7185,10 +7354,10 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7201,37 +7370,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemAllocNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
@@ -7253,10 +7426,10 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7269,37 +7442,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemFreeNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
@@ -7321,10 +7498,10 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7337,37 +7514,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
@@ -7389,10 +7570,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7405,43 +7586,48 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7467,10 +7653,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7484,44 +7670,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7549,10 +7740,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7566,44 +7757,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7631,10 +7827,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7648,37 +7844,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemsetNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
@@ -7700,10 +7900,10 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7716,37 +7916,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 256, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
@@ -7768,10 +7972,10 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7784,41 +7988,46 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode_v2, "cudaGraphAddNode_v2($module, pGrap
 static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode_v2");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddNode_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddNode_v2", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode_v2]);  /* bind() publishes it */
@@ -7840,10 +8049,10 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7857,24 +8066,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
@@ -7896,10 +8107,10 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7910,24 +8121,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphClone]);  /* bind() publishes it */
@@ -7949,10 +8162,10 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7963,26 +8176,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -8008,10 +8223,10 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8022,21 +8237,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -8060,10 +8276,10 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8073,20 +8289,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
     if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -8109,7 +8327,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8121,15 +8339,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
     if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8150,7 +8369,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -8161,15 +8380,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
     if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8190,7 +8410,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -8201,24 +8421,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
@@ -8240,10 +8462,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8254,19 +8476,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8287,7 +8511,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8299,24 +8523,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
@@ -8338,10 +8564,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8352,19 +8578,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8385,7 +8613,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8397,23 +8625,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8434,7 +8665,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8447,15 +8678,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
     if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8476,7 +8708,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -8487,23 +8719,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8524,7 +8759,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8537,23 +8772,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8574,7 +8812,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8587,23 +8825,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8624,7 +8865,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8637,23 +8878,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8674,7 +8918,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8687,24 +8931,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
@@ -8726,10 +8972,10 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8740,23 +8986,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8777,7 +9026,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8790,23 +9039,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8827,7 +9079,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8840,23 +9092,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -8877,7 +9132,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8890,29 +9145,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -8937,7 +9196,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -8951,30 +9210,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -9001,7 +9264,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9015,30 +9278,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -9065,7 +9332,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9079,23 +9346,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9116,7 +9386,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9129,23 +9399,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
     if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9166,7 +9439,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9179,23 +9452,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
     if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9216,7 +9492,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9229,19 +9505,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9262,7 +9540,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9274,19 +9552,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9307,7 +9587,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9319,19 +9599,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9352,7 +9634,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9364,19 +9646,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9397,7 +9681,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9409,36 +9693,40 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges]);  /* bind() publishes it */
@@ -9460,10 +9748,10 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9476,40 +9764,45 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges_v2, "cudaGraphGetEdges_v2($module, gra
 static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges_v2");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetEdges_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetEdges_v2", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges_v2]);  /* bind() publishes it */
@@ -9531,10 +9824,10 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9548,30 +9841,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetNodes]);  /* bind() publishes it */
@@ -9593,10 +9889,10 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9608,30 +9904,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetRootNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetRootNodes]);  /* bind() publishes it */
@@ -9653,10 +9952,10 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9668,19 +9967,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
     if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9701,7 +10002,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9713,19 +10014,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
     if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9746,7 +10049,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9758,25 +10061,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9800,10 +10105,10 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9814,25 +10119,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9856,10 +10163,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9870,28 +10177,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithParams");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams]);  /* bind() publishes it */
@@ -9913,10 +10223,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9928,19 +10238,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9961,7 +10273,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9973,22 +10285,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10009,7 +10323,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -10021,19 +10335,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10054,7 +10370,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10066,22 +10382,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10102,7 +10420,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -10114,19 +10432,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10147,7 +10467,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10159,19 +10479,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
     if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10192,7 +10514,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10204,19 +10526,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10237,7 +10561,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10249,19 +10573,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10282,7 +10608,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10294,19 +10620,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10327,7 +10655,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10339,19 +10667,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10372,7 +10702,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10384,25 +10714,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -10427,7 +10760,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10440,26 +10773,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -10486,7 +10822,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10499,26 +10835,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -10545,7 +10884,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10558,19 +10897,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10591,7 +10932,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10603,19 +10944,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10636,7 +10979,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10648,28 +10991,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeFindInClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
@@ -10691,10 +11037,10 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10706,30 +11052,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies]);  /* bind() publishes it */
@@ -10751,10 +11100,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10766,34 +11115,38 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies_v2, "cudaGraphNodeGetDepend
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies_v2");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependencies_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependencies_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies_v2]);  /* bind() publishes it */
@@ -10815,10 +11168,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10831,30 +11184,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes]);  /* bind() publishes it */
@@ -10876,10 +11232,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10891,34 +11247,38 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes_v2, "cudaGraphNodeGetDepe
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes_v2");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependentNodes_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependentNodes_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes_v2]);  /* bind() publishes it */
@@ -10940,10 +11300,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10956,28 +11316,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetEnabled");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
@@ -10999,10 +11362,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11014,24 +11377,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetType");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
@@ -11053,10 +11418,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11067,20 +11432,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
     if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11103,7 +11470,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11115,19 +11482,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
     if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11148,7 +11517,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11160,20 +11529,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
     if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11196,7 +11567,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11208,31 +11579,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -11256,10 +11630,10 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11271,35 +11645,39 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies_v2, "cudaGraphRemoveDependen
 static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies_v2");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRemoveDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphRemoveDependencies_v2", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -11323,10 +11701,10 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11339,21 +11717,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
     if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11378,7 +11758,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11390,19 +11770,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
     if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11423,7 +11805,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11435,25 +11817,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11477,10 +11861,10 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11491,22 +11875,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11532,10 +11917,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11545,23 +11930,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -11589,10 +11975,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -11602,27 +11988,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsMapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
@@ -11644,10 +12032,10 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11658,21 +12046,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -11697,7 +12087,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11709,24 +12099,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -11748,10 +12140,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11762,30 +12154,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
@@ -11807,10 +12202,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11822,16 +12217,17 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -11854,7 +12250,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -11865,26 +12261,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11910,10 +12308,10 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11924,27 +12322,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnmapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
@@ -11966,10 +12366,10 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -11980,15 +12380,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
     if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12009,7 +12410,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12020,22 +12421,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -12061,10 +12463,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12074,22 +12476,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -12115,10 +12518,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12128,22 +12531,23 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -12169,10 +12573,10 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12182,25 +12586,27 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetDevicePointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12224,10 +12630,10 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12238,24 +12644,26 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
@@ -12277,10 +12685,10 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12291,17 +12699,18 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
     if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -12326,7 +12735,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12337,15 +12746,16 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
     if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12366,7 +12776,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12377,24 +12787,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalMemory");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
@@ -12416,10 +12828,10 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12430,24 +12842,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalSemaphore");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
@@ -12469,10 +12883,10 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12514,7 +12928,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -12524,15 +12938,16 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
     if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12553,7 +12968,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12564,19 +12979,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
     if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12597,7 +13014,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12609,19 +13026,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
     if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12642,7 +13061,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12654,21 +13073,22 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
@@ -12692,10 +13112,10 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12705,22 +13125,23 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
@@ -12746,10 +13167,10 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12759,37 +13180,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel]);  /* bind() publishes it */
@@ -12811,10 +13235,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12826,17 +13250,18 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernelMultiDevice, "cudaLaunchCoope
 static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
     if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -12861,7 +13286,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12872,23 +13297,26 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
     if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12909,7 +13337,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12922,37 +13350,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernel]);  /* bind() publishes it */
@@ -12974,10 +13405,10 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -12989,28 +13420,31 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernelExC");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernelExC]);  /* bind() publishes it */
@@ -13032,10 +13466,10 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13047,21 +13481,22 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -13085,10 +13520,10 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13098,16 +13533,17 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
     if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
@@ -13130,7 +13566,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13141,26 +13577,28 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3DArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -13186,10 +13624,10 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13200,27 +13638,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -13248,10 +13688,10 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13262,27 +13702,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
@@ -13304,10 +13746,10 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -13318,31 +13760,34 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocFromPoolAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
@@ -13364,10 +13809,10 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -13379,21 +13824,22 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -13417,10 +13863,10 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13430,22 +13876,23 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -13471,10 +13918,10 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13484,27 +13931,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -13532,10 +13981,10 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13546,28 +13995,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -13593,10 +14044,10 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13607,18 +14058,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
     if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -13645,7 +14097,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13656,18 +14108,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise_v2, "cudaMemAdvise_v2($module, devPtr, cou
 static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise_v2");
     if (cudart_arity("cudaMemAdvise_v2", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -13694,7 +14147,7 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13705,26 +14158,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
@@ -13746,10 +14201,10 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13760,24 +14215,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
@@ -13799,10 +14256,10 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13813,15 +14270,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
     if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13842,7 +14300,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13853,19 +14311,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
     if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13886,7 +14346,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13898,21 +14358,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -13937,7 +14399,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13949,28 +14411,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
@@ -13992,10 +14457,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14007,22 +14472,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
     if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14043,7 +14510,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14055,26 +14522,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14100,10 +14569,10 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14114,28 +14583,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportPointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
@@ -14157,10 +14629,10 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14172,20 +14644,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
     if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14208,7 +14682,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14220,22 +14694,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
     if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14256,7 +14732,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14268,16 +14744,17 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
     if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -14300,7 +14777,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14311,25 +14788,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
     if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14350,7 +14829,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14362,20 +14841,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync_v2, "cudaMemPrefetchAsync_v2($modul
 static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync_v2");
     if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -14383,7 +14864,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync_v2]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14404,7 +14885,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -14416,26 +14897,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
     if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14458,7 +14941,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14470,40 +14953,44 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttributes");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -14527,10 +15014,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14543,21 +15030,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
     if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -14582,7 +15071,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14594,26 +15083,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
     if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -14642,7 +15133,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14654,30 +15145,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14708,7 +15201,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14720,28 +15213,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
     if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -14751,7 +15247,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14772,7 +15268,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14785,27 +15281,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
     if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -14836,7 +15334,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14848,29 +15346,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -14882,7 +15383,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14903,7 +15404,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -14916,29 +15417,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
     if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -14967,7 +15470,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -14979,31 +15482,34 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15013,7 +15519,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15034,7 +15540,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15047,15 +15553,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
     if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15076,7 +15583,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15087,19 +15594,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
     if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15120,7 +15629,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15132,15 +15641,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
     if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15161,7 +15671,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15172,19 +15682,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15205,7 +15717,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15217,29 +15729,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
     if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15268,7 +15782,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15280,29 +15794,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
     if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15323,7 +15840,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15336,23 +15853,25 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
     if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15381,7 +15900,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15393,25 +15912,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15421,7 +15943,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15442,7 +15964,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15455,22 +15977,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
     if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15497,7 +16021,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15509,24 +16033,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15534,7 +16061,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15555,7 +16082,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15568,24 +16095,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
     if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
@@ -15610,7 +16139,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15622,32 +16151,35 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
     if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15668,7 +16200,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -15681,27 +16213,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
     if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -15726,7 +16260,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15738,35 +16272,38 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
     if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15787,7 +16324,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -15800,22 +16337,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
     if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15842,7 +16381,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15854,24 +16393,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -15879,7 +16421,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15900,7 +16442,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -15913,17 +16455,18 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
     if (cudart_arity("cudaMemset", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -15948,7 +16491,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15959,19 +16502,20 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
     if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -16000,7 +16544,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16011,21 +16555,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
     if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -16035,7 +16581,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16056,7 +16602,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -16099,7 +16645,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16109,8 +16655,8 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
     if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
         return NULL;
@@ -16119,14 +16665,15 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16147,7 +16694,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b3);
     return result;
@@ -16158,25 +16705,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
     if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16197,7 +16746,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16209,20 +16758,22 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -16245,7 +16796,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16257,19 +16808,21 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16290,7 +16843,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16302,26 +16855,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -16347,10 +16902,10 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16361,26 +16916,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -16406,10 +16963,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16420,27 +16977,29 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -16468,10 +17027,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16482,28 +17041,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters]);  /* bind() publishes it */
@@ -16525,10 +17087,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16540,28 +17102,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
@@ -16583,10 +17148,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16619,7 +17184,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16629,19 +17194,21 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
     if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16662,7 +17229,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16697,7 +17264,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16730,7 +17297,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16740,20 +17307,21 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
@@ -16773,10 +17341,10 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16811,7 +17379,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16846,7 +17414,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -16856,20 +17424,21 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForDevice, "cudaSetDoubleForDevice($module,
 static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetDoubleForDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDoubleForDevice]);  /* bind() publishes it */
@@ -16891,10 +17460,10 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16904,20 +17473,21 @@ PyDoc_STRVAR(cudart_doc_cudaSetDoubleForHost, "cudaSetDoubleForHost($module, d, 
 static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetDoubleForHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSetDoubleForHost]);  /* bind() publishes it */
@@ -16939,10 +17509,10 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16952,21 +17522,22 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -16990,10 +17561,10 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17003,31 +17574,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -17049,10 +17623,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17064,31 +17638,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync_v2, "cudaSignalExterna
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2]);  /* bind() publishes it */
@@ -17110,10 +17687,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17125,24 +17702,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
     if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
@@ -17165,7 +17745,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17178,21 +17758,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
     if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -17217,7 +17799,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17229,16 +17811,17 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
     if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -17261,7 +17844,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17272,34 +17855,38 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -17325,10 +17912,10 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17341,19 +17928,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
     if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17374,7 +17963,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17386,20 +17975,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
@@ -17421,10 +18011,10 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17434,21 +18024,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -17472,10 +18063,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17485,22 +18076,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -17526,10 +18118,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17539,15 +18131,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
     if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17568,7 +18161,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17579,24 +18172,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamEndCapture");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
@@ -17618,10 +18213,10 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17632,22 +18227,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
     if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17668,7 +18265,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17680,48 +18277,54 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo]);  /* bind() publishes it */
@@ -17743,10 +18346,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17761,48 +18364,54 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v2, "cudaStreamGetCaptureInfo_v
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v2]);  /* bind() publishes it */
@@ -17824,10 +18433,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17842,54 +18451,61 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo_v3, "cudaStreamGetCaptureInfo_v
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo_v3");
     unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo_v3", nargs, 7 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo_v3", nargs, 7 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo_v3]);  /* bind() publishes it */
@@ -17911,10 +18527,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17930,24 +18546,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
@@ -17969,10 +18587,10 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17983,24 +18601,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
@@ -18022,10 +18642,10 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18036,24 +18656,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
@@ -18075,10 +18697,10 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18089,24 +18711,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamIsCapturing");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
@@ -18128,10 +18752,10 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18142,15 +18766,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
     if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18171,7 +18796,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18182,22 +18807,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
     if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18218,7 +18845,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18230,15 +18857,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
     if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18259,7 +18887,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18270,26 +18898,28 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -18315,10 +18945,10 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18329,30 +18959,33 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies_v2, "cudaStreamUpdat
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies_v2", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -18378,10 +19011,10 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18393,20 +19026,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
     if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -18429,7 +19064,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18441,20 +19076,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
@@ -18476,10 +19112,10 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18512,7 +19148,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -18522,20 +19158,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetCacheConfig, "cudaThreadGetCacheConfig($mod
 static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadGetCacheConfig]);  /* bind() publishes it */
@@ -18557,10 +19194,10 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18570,21 +19207,22 @@ PyDoc_STRVAR(cudart_doc_cudaThreadGetLimit, "cudaThreadGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -18608,10 +19246,10 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18646,7 +19284,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -18684,7 +19322,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -18717,7 +19355,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -18727,30 +19365,33 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -18776,10 +19417,10 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18791,16 +19432,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
     if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -18823,7 +19465,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18834,16 +19476,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
     if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -18866,7 +19509,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18877,27 +19520,29 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUGetDevice]);  /* bind() publishes it */
@@ -18919,10 +19564,10 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18933,8 +19578,8 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
         return NULL;
@@ -18942,12 +19587,13 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18968,7 +19614,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -18979,31 +19625,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -19025,10 +19674,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19040,31 +19689,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync_v2, "cudaWaitExternalSem
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2]);  /* bind() publishes it */
@@ -19086,10 +19738,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);

@@ -1941,32 +1941,36 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetInfo, "cudaArrayGetInfo($module, desc, exten
 static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetInfo");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetInfo]);  /* bind() publishes it */
@@ -1988,10 +1992,10 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2004,20 +2008,22 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetMemoryRequirements, "cudaArrayGetMemoryRequi
 static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
     if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -2040,7 +2046,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2052,25 +2058,27 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetPlane, "cudaArrayGetPlane($module, pPlaneArr
 static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetPlane");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2094,10 +2102,10 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2108,19 +2116,21 @@ PyDoc_STRVAR(cudart_doc_cudaArrayGetSparseProperties, "cudaArrayGetSparsePropert
 static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
     if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2141,7 +2151,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -2153,24 +2163,26 @@ PyDoc_STRVAR(cudart_doc_cudaChooseDevice, "cudaChooseDevice($module, device, pro
 static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaChooseDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaChooseDevice]);  /* bind() publishes it */
@@ -2192,10 +2204,10 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2255,24 +2267,26 @@ PyDoc_STRVAR(cudart_doc_cudaCreateSurfaceObject, "cudaCreateSurfaceObject($modul
 static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateSurfaceObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateSurfaceObject]);  /* bind() publishes it */
@@ -2294,10 +2308,10 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2308,32 +2322,36 @@ PyDoc_STRVAR(cudart_doc_cudaCreateTextureObject, "cudaCreateTextureObject($modul
 static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaCreateTextureObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaCreateTextureObject]);  /* bind() publishes it */
@@ -2355,10 +2373,10 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2394,7 +2412,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2404,15 +2422,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalMemory, "cudaDestroyExternalMemory($m
 static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
     if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalMemory]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2433,7 +2452,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2444,15 +2463,16 @@ PyDoc_STRVAR(cudart_doc_cudaDestroyExternalSemaphore, "cudaDestroyExternalSemaph
 static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
     if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2473,7 +2493,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -2509,7 +2529,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2544,7 +2564,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2554,25 +2574,27 @@ PyDoc_STRVAR(cudart_doc_cudaDevResourceGenerateDesc, "cudaDevResourceGenerateDes
 static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDevResourceGenerateDesc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2596,10 +2618,10 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2610,33 +2632,37 @@ PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplit, "cudaDevSmResourceSplit($module,
 static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDevSmResourceSplit");
     if (cudart_arity("cudaDevSmResourceSplit", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDevSmResourceSplit]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -2657,7 +2683,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -2671,34 +2697,38 @@ PyDoc_STRVAR(cudart_doc_cudaDevSmResourceSplitByCount, "cudaDevSmResourceSplitBy
 static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDevSmResourceSplitByCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
@@ -2724,10 +2754,10 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -2740,22 +2770,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceCanAccessPeer, "cudaDeviceCanAccessPeer($modul
 static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -2781,10 +2812,10 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2819,7 +2850,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2857,7 +2888,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2895,7 +2926,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -2905,22 +2936,23 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetAttribute, "cudaDeviceGetAttribute($module,
 static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -2946,10 +2978,10 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2959,24 +2991,26 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetByPCIBusId, "cudaDeviceGetByPCIBusId($modul
 static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId]);  /* bind() publishes it */
@@ -2998,10 +3032,10 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3012,20 +3046,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetCacheConfig, "cudaDeviceGetCacheConfig($mod
 static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetCacheConfig]);  /* bind() publishes it */
@@ -3047,10 +3082,10 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3060,21 +3095,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDefaultMemPool, "cudaDeviceGetDefaultMemPoo
 static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -3098,10 +3134,10 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3111,19 +3147,20 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetDevResource, "cudaDeviceGetDevResource($mod
 static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDevResource");
     if (cudart_arity("cudaDeviceGetDevResource", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -3146,7 +3183,7 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -3157,21 +3194,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetExecutionCtx, "cudaDeviceGetExecutionCtx($m
 static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -3195,10 +3233,10 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3208,8 +3246,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetGraphMemAttribute, "cudaDeviceGetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
     if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -3217,12 +3255,13 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3243,7 +3282,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -3254,28 +3293,30 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetHostAtomicCapabilities, "cudaDeviceGetHostA
 static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3301,10 +3342,10 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3315,21 +3356,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetLimit, "cudaDeviceGetLimit($module, pValue,
 static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3353,10 +3395,10 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3366,21 +3408,22 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetMemPool, "cudaDeviceGetMemPool($module, mem
 static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -3404,10 +3447,10 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3417,17 +3460,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetNvSciSyncAttributes, "cudaDeviceGetNvSciSyn
 static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
     if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -3452,7 +3496,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -3463,29 +3507,31 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAtomicCapabilities, "cudaDeviceGetP2PAto
 static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     long long i3;
     long long i4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3513,10 +3559,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3527,23 +3573,24 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetP2PAttribute, "cudaDeviceGetP2PAttribute($m
 static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -3571,10 +3618,10 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3584,17 +3631,18 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetPCIBusId, "cudaDeviceGetPCIBusId($module, p
 static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
     if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -3619,7 +3667,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -3630,20 +3678,21 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetSharedMemConfig, "cudaDeviceGetSharedMemCon
 static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetSharedMemConfig]);  /* bind() publishes it */
@@ -3665,10 +3714,10 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3678,26 +3727,28 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetStreamPriorityRange, "cudaDeviceGetStreamPr
 static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceGetStreamPriorityRange]);  /* bind() publishes it */
@@ -3719,10 +3770,10 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3733,25 +3784,27 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceGetTexture1DLinearMaxWidth, "cudaDeviceGetText
 static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3775,10 +3828,10 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -3814,7 +3867,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3824,31 +3877,34 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceRegisterAsyncNotification, "cudaDeviceRegister
 static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceRegisterAsyncNotification]);  /* bind() publishes it */
@@ -3870,10 +3926,10 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -3908,7 +3964,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3943,7 +3999,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -3953,8 +4009,8 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetGraphMemAttribute, "cudaDeviceSetGraphMemAt
 static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
     if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
         return NULL;
@@ -3962,12 +4018,13 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -3988,7 +4045,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -4027,7 +4084,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -4037,18 +4094,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceSetMemPool, "cudaDeviceSetMemPool($module, dev
 static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
     if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4069,7 +4127,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -4105,7 +4163,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -4138,7 +4196,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -4148,18 +4206,19 @@ PyDoc_STRVAR(cudart_doc_cudaDeviceUnregisterAsyncNotification, "cudaDeviceUnregi
 static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
     if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4180,7 +4239,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -4191,20 +4250,21 @@ PyDoc_STRVAR(cudart_doc_cudaDriverGetVersion, "cudaDriverGetVersion($module, dri
 static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaDriverGetVersion]);  /* bind() publishes it */
@@ -4224,10 +4284,10 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4237,33 +4297,36 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerAcquireFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -4287,10 +4350,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4302,24 +4365,26 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnect, "cudaEGLStreamConsumerConn
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect]);  /* bind() publishes it */
@@ -4341,10 +4406,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4355,25 +4420,27 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerConnectWithFlags, "cudaEGLStreamCon
 static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4397,10 +4464,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4411,20 +4478,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerDisconnect, "cudaEGLStreamConsumerD
 static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerDisconnect]);  /* bind() publishes it */
@@ -4446,10 +4514,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4459,30 +4527,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamConsumerReleaseFrame, "cudaEGLStreamConsume
 static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamConsumerReleaseFrame]);  /* bind() publishes it */
@@ -4504,10 +4575,10 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4519,26 +4590,28 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerConnect, "cudaEGLStreamProducerConn
 static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerConnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -4564,10 +4637,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4578,20 +4651,21 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerDisconnect, "cudaEGLStreamProducerD
 static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerDisconnect]);  /* bind() publishes it */
@@ -4613,10 +4687,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4626,29 +4700,31 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerPresentFrame, "cudaEGLStreamProduce
 static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerPresentFrame]);  /* bind() publishes it */
@@ -4670,10 +4746,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -4684,30 +4760,33 @@ PyDoc_STRVAR(cudart_doc_cudaEGLStreamProducerReturnFrame, "cudaEGLStreamProducer
 static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEGLStreamProducerReturnFrame]);  /* bind() publishes it */
@@ -4729,10 +4808,10 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4744,20 +4823,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreate, "cudaEventCreate($module, event, /)\n--
 static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventCreate]);  /* bind() publishes it */
@@ -4779,10 +4859,10 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4792,25 +4872,27 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateFromEGLSync, "cudaEventCreateFromEGLSync(
 static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateFromEGLSync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4834,10 +4916,10 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4848,21 +4930,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventCreateWithFlags, "cudaEventCreateWithFlags($mod
 static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -4886,10 +4969,10 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4899,15 +4982,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventDestroy, "cudaEventDestroy($module, event, /)\n
 static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
     if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -4928,7 +5012,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -4939,28 +5023,31 @@ PyDoc_STRVAR(cudart_doc_cudaEventElapsedTime, "cudaEventElapsedTime($module, ms,
 static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventElapsedTime");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventElapsedTime]);  /* bind() publishes it */
@@ -4982,10 +5069,10 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -4997,15 +5084,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventQuery, "cudaEventQuery($module, event, /)\n--\n
 static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
     if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5026,7 +5114,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5037,19 +5125,21 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecord, "cudaEventRecord($module, event, stream
 static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
     if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventRecord]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5070,7 +5160,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5082,20 +5172,22 @@ PyDoc_STRVAR(cudart_doc_cudaEventRecordWithFlags, "cudaEventRecordWithFlags($mod
 static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
     if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -5118,7 +5210,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5130,15 +5222,16 @@ PyDoc_STRVAR(cudart_doc_cudaEventSynchronize, "cudaEventSynchronize($module, eve
 static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
     if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaEventSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5159,7 +5252,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5170,15 +5263,16 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxDestroy, "cudaExecutionCtxDestroy($modul
 static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxDestroy");
     if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExecutionCtxDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5199,7 +5293,7 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5210,20 +5304,22 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevResource, "cudaExecutionCtxGetDevR
 static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxGetDevResource");
     if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -5246,7 +5342,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5258,24 +5354,26 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetDevice, "cudaExecutionCtxGetDevice($m
 static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevice]);  /* bind() publishes it */
@@ -5297,10 +5395,10 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5311,24 +5409,26 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxGetId, "cudaExecutionCtxGetId($module, c
 static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExecutionCtxGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExecutionCtxGetId]);  /* bind() publishes it */
@@ -5350,10 +5450,10 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5364,19 +5464,21 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxRecordEvent, "cudaExecutionCtxRecordEven
 static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxRecordEvent");
     if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExecutionCtxRecordEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5397,7 +5499,7 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5409,26 +5511,28 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxStreamCreate, "cudaExecutionCtxStreamCre
 static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5454,10 +5558,10 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5468,15 +5572,16 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxSynchronize, "cudaExecutionCtxSynchroniz
 static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxSynchronize");
     if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExecutionCtxSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5497,7 +5602,7 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5508,19 +5613,21 @@ PyDoc_STRVAR(cudart_doc_cudaExecutionCtxWaitEvent, "cudaExecutionCtxWaitEvent($m
 static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxWaitEvent");
     if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExecutionCtxWaitEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5541,7 +5648,7 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5553,28 +5660,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedBuffer, "cudaExternalMemoryGe
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer]);  /* bind() publishes it */
@@ -5596,10 +5706,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -5611,28 +5721,31 @@ PyDoc_STRVAR(cudart_doc_cudaExternalMemoryGetMappedMipmappedArray, "cudaExternal
 static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -5654,10 +5767,10 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -5669,15 +5782,16 @@ PyDoc_STRVAR(cudart_doc_cudaFree, "cudaFree($module, devPtr, /)\n--\n\ncudaError
 static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
     if (cudart_arity("cudaFree", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFree]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5698,7 +5812,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5709,15 +5823,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeArray, "cudaFreeArray($module, array, /)\n--\n\n
 static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
     if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5738,7 +5853,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5749,19 +5864,21 @@ PyDoc_STRVAR(cudart_doc_cudaFreeAsync, "cudaFreeAsync($module, devPtr, hStream, 
 static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
     if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5782,7 +5899,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5794,15 +5911,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeHost, "cudaFreeHost($module, ptr, /)\n--\n\ncuda
 static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
     if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeHost]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5823,7 +5941,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5834,15 +5952,16 @@ PyDoc_STRVAR(cudart_doc_cudaFreeMipmappedArray, "cudaFreeMipmappedArray($module,
 static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
     if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFreeMipmappedArray]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5863,7 +5982,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -5874,19 +5993,21 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetAttributes, "cudaFuncGetAttributes($module, a
 static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
     if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -5907,7 +6028,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -5919,24 +6040,26 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetName, "cudaFuncGetName($module, name, func, /
 static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetName");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetName]);  /* bind() publishes it */
@@ -5958,10 +6081,10 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5972,24 +6095,26 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamCount, "cudaFuncGetParamCount($module, f
 static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetParamCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetParamCount", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetParamCount", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetParamCount]);  /* bind() publishes it */
@@ -6011,10 +6136,10 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6025,33 +6150,36 @@ PyDoc_STRVAR(cudart_doc_cudaFuncGetParamInfo, "cudaFuncGetParamInfo($module, fun
 static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetParamInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaFuncGetParamInfo]);  /* bind() publishes it */
@@ -6073,10 +6201,10 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -6088,17 +6216,18 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetAttribute, "cudaFuncSetAttribute($module, fun
 static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
     if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -6123,7 +6252,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6134,16 +6263,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetCacheConfig, "cudaFuncSetCacheConfig($module,
 static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
     if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -6166,7 +6296,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6177,16 +6307,17 @@ PyDoc_STRVAR(cudart_doc_cudaFuncSetSharedMemConfig, "cudaFuncSetSharedMemConfig(
 static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
     if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -6209,7 +6340,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6220,28 +6351,30 @@ PyDoc_STRVAR(cudart_doc_cudaGLGetDevices, "cudaGLGetDevices($module, pCudaDevice
 static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6267,10 +6400,10 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6281,21 +6414,22 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObject, "cudaGLMapBufferObject($module, d
 static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -6319,10 +6453,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6332,27 +6466,29 @@ PyDoc_STRVAR(cudart_doc_cudaGLMapBufferObjectAsync, "cudaGLMapBufferObjectAsync(
 static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync]);  /* bind() publishes it */
@@ -6374,10 +6510,10 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -6413,7 +6549,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6451,7 +6587,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6486,7 +6622,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6521,7 +6657,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6531,18 +6667,19 @@ PyDoc_STRVAR(cudart_doc_cudaGLUnmapBufferObjectAsync, "cudaGLUnmapBufferObjectAs
 static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
     if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -6563,7 +6700,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     return result;
@@ -6599,7 +6736,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -6609,19 +6746,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetChannelDesc, "cudaGetChannelDesc($module, desc, a
 static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
     if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetChannelDesc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -6642,7 +6781,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -6654,20 +6793,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDevice, "cudaGetDevice($module, device, /)\n--\n\
 static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDevice]);  /* bind() publishes it */
@@ -6687,10 +6827,10 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6700,20 +6840,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceCount, "cudaGetDeviceCount($module, count, 
 static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceCount]);  /* bind() publishes it */
@@ -6735,10 +6876,10 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6748,20 +6889,21 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceFlags, "cudaGetDeviceFlags($module, flags, 
 static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDeviceFlags]);  /* bind() publishes it */
@@ -6783,10 +6925,10 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6796,16 +6938,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetDeviceProperties, "cudaGetDeviceProperties($modul
 static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
     if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -6828,7 +6971,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -6839,33 +6982,36 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPoint, "cudaGetDriverEntryPoint($modul
 static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPoint");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPoint]);  /* bind() publishes it */
@@ -6887,10 +7033,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -6902,36 +7048,39 @@ PyDoc_STRVAR(cudart_doc_cudaGetDriverEntryPointByVersion, "cudaGetDriverEntryPoi
 static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetDriverEntryPointByVersion]);  /* bind() publishes it */
@@ -6953,10 +7102,10 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -7034,24 +7183,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetExportTable, "cudaGetExportTable($module, ppExpor
 static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetExportTable");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetExportTable]);  /* bind() publishes it */
@@ -7073,10 +7224,10 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7087,24 +7238,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetFuncBySymbol, "cudaGetFuncBySymbol($module, funct
 static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetFuncBySymbol");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetFuncBySymbol]);  /* bind() publishes it */
@@ -7126,10 +7279,10 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7140,24 +7293,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetKernel, "cudaGetKernel($module, kernelPtr, entryF
 static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetKernel]);  /* bind() publishes it */
@@ -7179,10 +7334,10 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7214,7 +7369,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -7224,25 +7379,27 @@ PyDoc_STRVAR(cudart_doc_cudaGetMipmappedArrayLevel, "cudaGetMipmappedArrayLevel(
 static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -7266,10 +7423,10 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7280,16 +7437,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectR
 static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
     if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -7312,7 +7470,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7323,24 +7481,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolAddress, "cudaGetSymbolAddress($module, dev
 static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolAddress");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolAddress]);  /* bind() publishes it */
@@ -7362,10 +7522,10 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7376,24 +7536,26 @@ PyDoc_STRVAR(cudart_doc_cudaGetSymbolSize, "cudaGetSymbolSize($module, size, sym
 static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSymbolSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGetSymbolSize]);  /* bind() publishes it */
@@ -7415,10 +7577,10 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -7429,16 +7591,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectR
 static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
     if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -7461,7 +7624,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7472,16 +7635,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObj
 static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
     if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -7504,7 +7668,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7515,16 +7679,17 @@ PyDoc_STRVAR(cudart_doc_cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTe
 static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
     if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -7547,7 +7712,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -7558,37 +7723,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddChildGraphNode, "cudaGraphAddChildGraphNode(
 static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddChildGraphNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode]);  /* bind() publishes it */
@@ -7610,10 +7779,10 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7626,35 +7795,39 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddDependencies, "cudaGraphAddDependencies($mod
 static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -7678,10 +7851,10 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7694,31 +7867,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEmptyNode, "cudaGraphAddEmptyNode($module, p
 static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEmptyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -7742,10 +7918,10 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7757,37 +7933,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventRecordNode, "cudaGraphAddEventRecordNod
 static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventRecordNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode]);  /* bind() publishes it */
@@ -7809,10 +7989,10 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7825,37 +8005,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddEventWaitNode, "cudaGraphAddEventWaitNode($m
 static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddEventWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode]);  /* bind() publishes it */
@@ -7877,10 +8061,10 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7893,37 +8077,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresSignalNode, "cudaGraphAddE
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode]);  /* bind() publishes it */
@@ -7945,10 +8133,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -7961,37 +8149,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddExternalSemaphoresWaitNode, "cudaGraphAddExt
 static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode]);  /* bind() publishes it */
@@ -8013,10 +8205,10 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8029,37 +8221,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddHostNode, "cudaGraphAddHostNode($module, pGr
 static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddHostNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddHostNode]);  /* bind() publishes it */
@@ -8081,10 +8277,10 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8097,37 +8293,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddKernelNode, "cudaGraphAddKernelNode($module,
 static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddKernelNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddKernelNode]);  /* bind() publishes it */
@@ -8149,10 +8349,10 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8165,37 +8365,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemAllocNode, "cudaGraphAddMemAllocNode($mod
 static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemAllocNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode]);  /* bind() publishes it */
@@ -8217,10 +8421,10 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8233,37 +8437,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemFreeNode, "cudaGraphAddMemFreeNode($modul
 static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemFreeNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode]);  /* bind() publishes it */
@@ -8285,10 +8493,10 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8301,37 +8509,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode, "cudaGraphAddMemcpyNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode]);  /* bind() publishes it */
@@ -8353,10 +8565,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8369,43 +8581,48 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNode1D, "cudaGraphAddMemcpyNode1D($mod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8431,10 +8648,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8448,44 +8665,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeFromSymbol, "cudaGraphAddMemcpyNod
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8513,10 +8735,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8530,44 +8752,49 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemcpyNodeToSymbol, "cudaGraphAddMemcpyNodeT
 static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8595,10 +8822,10 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8612,37 +8839,41 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddMemsetNode, "cudaGraphAddMemsetNode($module,
 static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddMemsetNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode]);  /* bind() publishes it */
@@ -8664,10 +8895,10 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8680,41 +8911,46 @@ PyDoc_STRVAR(cudart_doc_cudaGraphAddNode, "cudaGraphAddNode($module, pGraphNode,
 static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphAddNode]);  /* bind() publishes it */
@@ -8736,10 +8972,10 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8753,24 +8989,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphChildGraphNodeGetGraph, "cudaGraphChildGraphNod
 static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphChildGraphNodeGetGraph]);  /* bind() publishes it */
@@ -8792,10 +9030,10 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8806,24 +9044,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphClone, "cudaGraphClone($module, pGraphClone, or
 static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphClone]);  /* bind() publishes it */
@@ -8845,10 +9085,10 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8859,26 +9099,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate, "cudaGraphConditionalH
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -8904,10 +9146,10 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8918,30 +9160,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphConditionalHandleCreate_v2, "cudaGraphCondition
 static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -8967,10 +9212,10 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8982,21 +9227,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphCreate, "cudaGraphCreate($module, pGraph, flags
 static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -9020,10 +9266,10 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9033,20 +9279,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDebugDotPrint, "cudaGraphDebugDotPrint($module,
 static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
     if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -9069,7 +9317,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9081,15 +9329,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroy, "cudaGraphDestroy($module, graph, /)\n
 static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
     if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9110,7 +9359,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -9121,15 +9370,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphDestroyNode, "cudaGraphDestroyNode($module, nod
 static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
     if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphDestroyNode]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9150,7 +9400,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -9161,24 +9411,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeGetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeGetEvent]);  /* bind() publishes it */
@@ -9200,10 +9452,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9214,19 +9466,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventRecordNodeSetEvent, "cudaGraphEventRecordN
 static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9247,7 +9501,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9259,24 +9513,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeGetEvent, "cudaGraphEventWaitNodeG
 static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeGetEvent]);  /* bind() publishes it */
@@ -9298,10 +9554,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9312,19 +9568,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphEventWaitNodeSetEvent, "cudaGraphEventWaitNodeS
 static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9345,7 +9603,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9357,23 +9615,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecChildGraphNodeSetParams, "cudaGraphExecChil
 static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
     if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9394,7 +9655,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9407,15 +9668,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecDestroy, "cudaGraphExecDestroy($module, gra
 static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
     if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9436,7 +9698,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -9447,23 +9709,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventRecordNodeSetEvent, "cudaGraphExecEven
 static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9484,7 +9749,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9497,23 +9762,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecEventWaitNodeSetEvent, "cudaGraphExecEventW
 static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
     if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9534,7 +9802,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9547,23 +9815,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresSignalNodeSetParams, "cud
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9584,7 +9855,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9597,23 +9868,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecExternalSemaphoresWaitNodeSetParams, "cudaG
 static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9634,7 +9908,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9647,24 +9921,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetFlags, "cudaGraphExecGetFlags($module, g
 static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetFlags]);  /* bind() publishes it */
@@ -9686,10 +9962,10 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9700,24 +9976,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecGetId, "cudaGraphExecGetId($module, hGraphE
 static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphExecGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecGetId]);  /* bind() publishes it */
@@ -9739,10 +10017,10 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9753,23 +10031,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecHostNodeSetParams, "cudaGraphExecHostNodeSe
 static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
     if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9790,7 +10071,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9803,23 +10084,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecKernelNodeSetParams, "cudaGraphExecKernelNo
 static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
     if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9840,7 +10124,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9853,23 +10137,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams, "cudaGraphExecMemcpyNo
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -9890,7 +10177,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9903,29 +10190,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParams1D, "cudaGraphExecMemcpy
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -9950,7 +10241,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -9964,30 +10255,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsFromSymbol, "cudaGraphEx
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -10014,7 +10309,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10028,30 +10323,34 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemcpyNodeSetParamsToSymbol, "cudaGraphExec
 static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -10078,7 +10377,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10092,23 +10391,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecMemsetNodeSetParams, "cudaGraphExecMemsetNo
 static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
     if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10129,7 +10431,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10142,23 +10444,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecNodeSetParams, "cudaGraphExecNodeSetParams(
 static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
     if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10179,7 +10484,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10192,23 +10497,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExecUpdate, "cudaGraphExecUpdate($module, hGrap
 static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
     if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExecUpdate]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10229,7 +10537,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10242,19 +10550,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeGetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10275,7 +10585,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10287,19 +10597,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresSignalNodeSetParams, "cudaGra
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10320,7 +10632,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10332,19 +10644,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeGetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10365,7 +10679,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10377,19 +10691,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphExternalSemaphoresWaitNodeSetParams, "cudaGraph
 static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
     if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10410,7 +10726,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10422,40 +10738,45 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetEdges, "cudaGraphGetEdges($module, graph, fr
 static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetEdges]);  /* bind() publishes it */
@@ -10477,10 +10798,10 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10494,24 +10815,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetId, "cudaGraphGetId($module, hGraph, graphID
 static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetId]);  /* bind() publishes it */
@@ -10533,10 +10856,10 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10547,30 +10870,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetNodes, "cudaGraphGetNodes($module, graph, no
 static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetNodes]);  /* bind() publishes it */
@@ -10592,10 +10918,10 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10607,30 +10933,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphGetRootNodes, "cudaGraphGetRootNodes($module, g
 static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetRootNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphGetRootNodes]);  /* bind() publishes it */
@@ -10652,10 +10981,10 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10667,19 +10996,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeGetParams, "cudaGraphHostNodeGetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
     if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10700,7 +11031,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10712,19 +11043,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphHostNodeSetParams, "cudaGraphHostNodeSetParams(
 static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
     if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10745,7 +11078,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10757,25 +11090,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiate, "cudaGraphInstantiate($module, pGr
 static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -10799,10 +11134,10 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10813,25 +11148,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithFlags, "cudaGraphInstantiateWith
 static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -10855,10 +11192,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10869,28 +11206,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphInstantiateWithParams, "cudaGraphInstantiateWit
 static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphInstantiateWithParams");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams]);  /* bind() publishes it */
@@ -10912,10 +11252,10 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10927,19 +11267,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeCopyAttributes, "cudaGraphKernelNodeC
 static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
     if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -10960,7 +11302,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -10972,22 +11314,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetAttribute, "cudaGraphKernelNodeGet
 static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
     if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11008,7 +11352,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11020,19 +11364,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeGetParams, "cudaGraphKernelNodeGetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
     if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11053,7 +11399,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11065,22 +11411,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetAttribute, "cudaGraphKernelNodeSet
 static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
     if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11101,7 +11449,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -11113,19 +11461,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphKernelNodeSetParams, "cudaGraphKernelNodeSetPar
 static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
     if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11146,7 +11496,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11158,19 +11508,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphLaunch, "cudaGraphLaunch($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
     if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphLaunch]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11191,7 +11543,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11203,19 +11555,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemAllocNodeGetParams, "cudaGraphMemAllocNodeGe
 static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
     if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11236,7 +11590,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11248,19 +11602,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemFreeNodeGetParams, "cudaGraphMemFreeNodeGetP
 static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
     if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11281,7 +11637,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11293,19 +11649,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeGetParams, "cudaGraphMemcpyNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
     if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11326,7 +11684,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11338,19 +11696,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams, "cudaGraphMemcpyNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11371,7 +11731,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11383,25 +11743,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParams1D, "cudaGraphMemcpyNodeSetP
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
     if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -11426,7 +11789,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11439,26 +11802,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsFromSymbol, "cudaGraphMemcpy
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -11485,7 +11851,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11498,26 +11864,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemcpyNodeSetParamsToSymbol, "cudaGraphMemcpyNo
 static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
     if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -11544,7 +11913,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11557,19 +11926,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeGetParams, "cudaGraphMemsetNodeGetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
     if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11590,7 +11961,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11602,19 +11973,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphMemsetNodeSetParams, "cudaGraphMemsetNodeSetPar
 static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
     if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -11635,7 +12008,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -11647,28 +12020,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeFindInClone, "cudaGraphNodeFindInClone($mod
 static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeFindInClone");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone]);  /* bind() publishes it */
@@ -11690,10 +12066,10 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11705,24 +12081,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetContainingGraph, "cudaGraphNodeGetContai
 static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetContainingGraph]);  /* bind() publishes it */
@@ -11744,10 +12122,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11758,34 +12136,38 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependencies, "cudaGraphNodeGetDependenc
 static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependencies]);  /* bind() publishes it */
@@ -11807,10 +12189,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11823,34 +12205,38 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetDependentNodes, "cudaGraphNodeGetDepende
 static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetDependentNodes]);  /* bind() publishes it */
@@ -11872,10 +12258,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11888,28 +12274,31 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetEnabled, "cudaGraphNodeGetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetEnabled");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetEnabled]);  /* bind() publishes it */
@@ -11931,10 +12320,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11946,24 +12335,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetLocalId, "cudaGraphNodeGetLocalId($modul
 static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetLocalId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetLocalId]);  /* bind() publishes it */
@@ -11985,10 +12376,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11999,19 +12390,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetParams, "cudaGraphNodeGetParams($module,
 static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetParams");
     if (cudart_arity("cudaGraphNodeGetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12032,7 +12425,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12044,24 +12437,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetToolsId, "cudaGraphNodeGetToolsId($modul
 static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetToolsId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetToolsId]);  /* bind() publishes it */
@@ -12083,10 +12478,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12097,24 +12492,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeGetType, "cudaGraphNodeGetType($module, nod
 static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetType");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeGetType]);  /* bind() publishes it */
@@ -12136,10 +12533,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12150,20 +12547,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetEnabled, "cudaGraphNodeSetEnabled($modul
 static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
     if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -12186,7 +12585,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12198,19 +12597,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphNodeSetParams, "cudaGraphNodeSetParams($module,
 static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
     if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphNodeSetParams]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12231,7 +12632,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12243,20 +12644,22 @@ PyDoc_STRVAR(cudart_doc_cudaGraphReleaseUserObject, "cudaGraphReleaseUserObject(
 static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
     if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -12279,7 +12682,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12291,35 +12694,39 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRemoveDependencies, "cudaGraphRemoveDependencie
 static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -12343,10 +12750,10 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12359,21 +12766,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphRetainUserObject, "cudaGraphRetainUserObject($m
 static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
     if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -12398,7 +12807,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12410,19 +12819,21 @@ PyDoc_STRVAR(cudart_doc_cudaGraphUpload, "cudaGraphUpload($module, graphExec, st
 static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
     if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphUpload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -12443,7 +12854,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12455,25 +12866,27 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsEGLRegisterImage, "cudaGraphicsEGLRegisterIm
 static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12497,10 +12910,10 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12511,22 +12924,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterBuffer, "cudaGraphicsGLRegisterBuf
 static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -12552,10 +12966,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12565,23 +12979,24 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsGLRegisterImage, "cudaGraphicsGLRegisterImag
 static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -12609,10 +13024,10 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12622,27 +13037,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsMapResources, "cudaGraphicsMapResources($mod
 static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsMapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsMapResources]);  /* bind() publishes it */
@@ -12664,10 +13081,10 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -12678,21 +13095,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedEglFrame, "cudaGraphicsReso
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
     if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -12717,7 +13136,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -12729,24 +13148,26 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedMipmappedArray, "cudaGraphi
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray]);  /* bind() publishes it */
@@ -12768,10 +13189,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12782,30 +13203,33 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceGetMappedPointer, "cudaGraphicsResou
 static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer]);  /* bind() publishes it */
@@ -12827,10 +13251,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12842,16 +13266,17 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsResourceSetMapFlags, "cudaGraphicsResourceSe
 static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
     if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -12874,7 +13299,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -12885,26 +13310,28 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsSubResourceGetMappedArray, "cudaGraphicsSubR
 static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12930,10 +13357,10 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12944,27 +13371,29 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnmapResources, "cudaGraphicsUnmapResources(
 static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnmapResources");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources]);  /* bind() publishes it */
@@ -12986,10 +13415,10 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b2);
     return result;
@@ -13000,15 +13429,16 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsUnregisterResource, "cudaGraphicsUnregisterR
 static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
     if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13029,7 +13459,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13040,22 +13470,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterOutputSurface, "cudaGraphicsVDP
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -13081,10 +13512,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13094,22 +13525,23 @@ PyDoc_STRVAR(cudart_doc_cudaGraphicsVDPAURegisterVideoSurface, "cudaGraphicsVDPA
 static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -13135,10 +13567,10 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13148,26 +13580,28 @@ PyDoc_STRVAR(cudart_doc_cudaGreenCtxCreate, "cudaGreenCtxCreate($module, phCtx, 
 static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGreenCtxCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaGreenCtxCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaGreenCtxCreate", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -13193,10 +13627,10 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13207,22 +13641,23 @@ PyDoc_STRVAR(cudart_doc_cudaHostAlloc, "cudaHostAlloc($module, pHost, size, flag
 static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -13248,10 +13683,10 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13261,25 +13696,27 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetDevicePointer, "cudaHostGetDevicePointer($mod
 static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetDevicePointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13303,10 +13740,10 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13317,24 +13754,26 @@ PyDoc_STRVAR(cudart_doc_cudaHostGetFlags, "cudaHostGetFlags($module, pFlags, pHo
 static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostGetFlags]);  /* bind() publishes it */
@@ -13356,10 +13795,10 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13370,17 +13809,18 @@ PyDoc_STRVAR(cudart_doc_cudaHostRegister, "cudaHostRegister($module, ptr, size, 
 static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
     if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -13405,7 +13845,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13416,15 +13856,16 @@ PyDoc_STRVAR(cudart_doc_cudaHostUnregister, "cudaHostUnregister($module, ptr, /)
 static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
     if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaHostUnregister]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13445,7 +13886,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13456,24 +13897,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalMemory, "cudaImportExternalMemory($mod
 static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalMemory");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalMemory]);  /* bind() publishes it */
@@ -13495,10 +13938,10 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13509,24 +13952,26 @@ PyDoc_STRVAR(cudart_doc_cudaImportExternalSemaphore, "cudaImportExternalSemaphor
 static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaImportExternalSemaphore");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaImportExternalSemaphore]);  /* bind() publishes it */
@@ -13548,10 +13993,10 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13593,7 +14038,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -13603,15 +14048,16 @@ PyDoc_STRVAR(cudart_doc_cudaIpcCloseMemHandle, "cudaIpcCloseMemHandle($module, d
 static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
     if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13632,7 +14078,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13643,19 +14089,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetEventHandle, "cudaIpcGetEventHandle($module, h
 static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
     if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetEventHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13676,7 +14124,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13688,19 +14136,21 @@ PyDoc_STRVAR(cudart_doc_cudaIpcGetMemHandle, "cudaIpcGetMemHandle($module, handl
 static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
     if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaIpcGetMemHandle]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13721,7 +14171,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -13733,21 +14183,22 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenEventHandle, "cudaIpcOpenEventHandle($module,
 static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
@@ -13771,10 +14222,10 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13784,22 +14235,23 @@ PyDoc_STRVAR(cudart_doc_cudaIpcOpenMemHandle, "cudaIpcOpenMemHandle($module, dev
 static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
@@ -13825,10 +14277,10 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13838,18 +14290,19 @@ PyDoc_STRVAR(cudart_doc_cudaKernelSetAttributeForDevice, "cudaKernelSetAttribute
 static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaKernelSetAttributeForDevice");
     if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     long long i3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -13876,7 +14329,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -13887,37 +14340,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKerne
 static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel]);  /* bind() publishes it */
@@ -13939,10 +14395,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -13954,23 +14410,26 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc, "cudaLaunchHostFunc($module, stream,
 static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
     if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchHostFunc]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -13991,7 +14450,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14004,24 +14463,27 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchHostFunc_v2, "cudaLaunchHostFunc_v2($module, s
 static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc_v2");
     if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
@@ -14044,7 +14506,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -14057,37 +14519,40 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernel, "cudaLaunchKernel($module, func, gridD
 static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "dim3", (Py_ssize_t)sizeof a2, &cudart_class_dim3, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernel]);  /* bind() publishes it */
@@ -14109,10 +14574,10 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b5);
@@ -14124,28 +14589,31 @@ PyDoc_STRVAR(cudart_doc_cudaLaunchKernelExC, "cudaLaunchKernelExC($module, confi
 static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchKernelExC");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLaunchKernelExC]);  /* bind() publishes it */
@@ -14167,10 +14635,10 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14182,27 +14650,29 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryEnumerateKernels, "cudaLibraryEnumerateKernel
 static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryEnumerateKernels");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels]);  /* bind() publishes it */
@@ -14224,10 +14694,10 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14238,34 +14708,38 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetGlobal, "cudaLibraryGetGlobal($module, dpt
 static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetGlobal");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetGlobal]);  /* bind() publishes it */
@@ -14287,10 +14761,10 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14303,28 +14777,31 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernel, "cudaLibraryGetKernel($module, pKe
 static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetKernel");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernel]);  /* bind() publishes it */
@@ -14346,10 +14823,10 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14361,24 +14838,26 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetKernelCount, "cudaLibraryGetKernelCount($m
 static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetKernelCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount]);  /* bind() publishes it */
@@ -14400,10 +14879,10 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14414,34 +14893,38 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetManaged, "cudaLibraryGetManaged($module, d
 static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetManaged");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetManaged]);  /* bind() publishes it */
@@ -14463,10 +14946,10 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14479,28 +14962,31 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryGetUnifiedFunction, "cudaLibraryGetUnifiedFun
 static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction]);  /* bind() publishes it */
@@ -14522,10 +15008,10 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14537,52 +15023,58 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadData, "cudaLibraryLoadData($module, libra
 static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryLoadData");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
+    Py_buffer b6;
+    b6.obj = NULL;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
@@ -14606,10 +15098,10 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14624,52 +15116,58 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryLoadFromFile, "cudaLibraryLoadFromFile($modul
 static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryLoadFromFile");
     unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
+    Py_buffer b6;
+    b6.obj = NULL;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
         goto done;
@@ -14693,10 +15191,10 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14711,15 +15209,16 @@ PyDoc_STRVAR(cudart_doc_cudaLibraryUnload, "cudaLibraryUnload($module, library, 
 static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryUnload");
     if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLibraryUnload]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -14740,7 +15239,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -14751,21 +15250,22 @@ PyDoc_STRVAR(cudart_doc_cudaLogsCurrent, "cudaLogsCurrent($module, iterator_out,
 static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsCurrent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -14789,10 +15289,10 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14802,25 +15302,27 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToFile, "cudaLogsDumpToFile($module, iterato
 static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsDumpToFile");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14844,10 +15346,10 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14858,31 +15360,34 @@ PyDoc_STRVAR(cudart_doc_cudaLogsDumpToMemory, "cudaLogsDumpToMemory($module, ite
 static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsDumpToMemory");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -14906,10 +15411,10 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14921,28 +15426,31 @@ PyDoc_STRVAR(cudart_doc_cudaLogsRegisterCallback, "cudaLogsRegisterCallback($mod
 static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsRegisterCallback");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsRegisterCallback]);  /* bind() publishes it */
@@ -14964,10 +15472,10 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -14979,15 +15487,16 @@ PyDoc_STRVAR(cudart_doc_cudaLogsUnregisterCallback, "cudaLogsUnregisterCallback(
 static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsUnregisterCallback");
     if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15008,7 +15517,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15019,21 +15528,22 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc, "cudaMalloc($module, devPtr, size, /)\n--\n\
 static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -15057,10 +15567,10 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15070,16 +15580,17 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3D, "cudaMalloc3D($module, pitchedDevPtr, exte
 static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
     if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
@@ -15102,7 +15613,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15113,26 +15624,28 @@ PyDoc_STRVAR(cudart_doc_cudaMalloc3DArray, "cudaMalloc3DArray($module, array, de
 static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3DArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -15158,10 +15671,10 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15172,27 +15685,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocArray, "cudaMallocArray($module, array, desc, 
 static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -15220,10 +15735,10 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15234,27 +15749,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocAsync, "cudaMallocAsync($module, devPtr, size,
 static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocAsync]);  /* bind() publishes it */
@@ -15276,10 +15793,10 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15290,31 +15807,34 @@ PyDoc_STRVAR(cudart_doc_cudaMallocFromPoolAsync, "cudaMallocFromPoolAsync($modul
 static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocFromPoolAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync]);  /* bind() publishes it */
@@ -15336,10 +15856,10 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -15351,21 +15871,22 @@ PyDoc_STRVAR(cudart_doc_cudaMallocHost, "cudaMallocHost($module, ptr, size, /)\n
 static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -15389,10 +15910,10 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15402,22 +15923,23 @@ PyDoc_STRVAR(cudart_doc_cudaMallocManaged, "cudaMallocManaged($module, devPtr, s
 static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -15443,10 +15965,10 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15456,27 +15978,29 @@ PyDoc_STRVAR(cudart_doc_cudaMallocMipmappedArray, "cudaMallocMipmappedArray($mod
 static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocMipmappedArray");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -15504,10 +16028,10 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15518,28 +16042,30 @@ PyDoc_STRVAR(cudart_doc_cudaMallocPitch, "cudaMallocPitch($module, devPtr, pitch
 static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -15565,10 +16091,10 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15579,18 +16105,19 @@ PyDoc_STRVAR(cudart_doc_cudaMemAdvise, "cudaMemAdvise($module, devPtr, count, ad
 static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
     if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -15617,7 +16144,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -15628,49 +16155,54 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardAndPrefetchBatchAsync, "cudaMemDiscardAndP
 static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync]);  /* bind() publishes it */
@@ -15692,10 +16224,10 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -15709,36 +16241,39 @@ PyDoc_STRVAR(cudart_doc_cudaMemDiscardBatchAsync, "cudaMemDiscardBatchAsync($mod
 static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemDiscardBatchAsync");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync]);  /* bind() publishes it */
@@ -15760,10 +16295,10 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -15775,25 +16310,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetDefaultMemPool, "cudaMemGetDefaultMemPool($mod
 static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -15817,10 +16354,10 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15831,26 +16368,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetInfo, "cudaMemGetInfo($module, free, total, /)
 static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetInfo]);  /* bind() publishes it */
@@ -15872,10 +16411,10 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15886,20 +16425,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetLocationInfo, "cudaMemGetLocationInfo($module,
 static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetLocationInfo");
     if (cudart_arity("cudaMemGetLocationInfo", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -15907,7 +16448,7 @@ static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 8, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 8, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemGetLocationInfo]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -15928,7 +16469,7 @@ static PyObject *cudart_fn_cudaMemGetLocationInfo(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -15940,25 +16481,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemGetMemPool, "cudaMemGetMemPool($module, memPool, 
 static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -15982,10 +16525,10 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15996,24 +16539,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolCreate, "cudaMemPoolCreate($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolCreate]);  /* bind() publishes it */
@@ -16035,10 +16580,10 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16049,15 +16594,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolDestroy, "cudaMemPoolDestroy($module, memPool
 static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
     if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16078,7 +16624,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16089,19 +16635,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportPointer, "cudaMemPoolExportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
     if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolExportPointer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16122,7 +16670,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16134,21 +16682,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolExportToShareableHandle, "cudaMemPoolExportTo
 static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
     if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -16173,7 +16723,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16185,28 +16735,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAccess, "cudaMemPoolGetAccess($module, fla
 static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAccess]);  /* bind() publishes it */
@@ -16228,10 +16781,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16243,22 +16796,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolGetAttribute, "cudaMemPoolGetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
     if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16279,7 +16834,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16291,26 +16846,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportFromShareableHandle, "cudaMemPoolImport
 static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -16336,10 +16893,10 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16350,28 +16907,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolImportPointer, "cudaMemPoolImportPointer($mod
 static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolImportPointer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolImportPointer]);  /* bind() publishes it */
@@ -16393,10 +16953,10 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16408,20 +16968,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAccess, "cudaMemPoolSetAccess($module, mem
 static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
     if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16444,7 +17006,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16456,22 +17018,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolSetAttribute, "cudaMemPoolSetAttribute($modul
 static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
     if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16492,7 +17056,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16504,16 +17068,17 @@ PyDoc_STRVAR(cudart_doc_cudaMemPoolTrimTo, "cudaMemPoolTrimTo($module, memPool, 
 static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
     if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -16536,7 +17101,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -16547,20 +17112,22 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchAsync, "cudaMemPrefetchAsync($module, dev
 static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
     if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -16568,7 +17135,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16589,7 +17156,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b4);
@@ -16601,49 +17168,54 @@ PyDoc_STRVAR(cudart_doc_cudaMemPrefetchBatchAsync, "cudaMemPrefetchBatchAsync($m
 static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync]);  /* bind() publishes it */
@@ -16665,10 +17237,10 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -16682,26 +17254,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttribute, "cudaMemRangeGetAttribute($mod
 static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
     if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -16724,7 +17298,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -16736,40 +17310,44 @@ PyDoc_STRVAR(cudart_doc_cudaMemRangeGetAttributes, "cudaMemRangeGetAttributes($m
 static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttributes");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -16793,10 +17371,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -16809,22 +17387,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemSetMemPool, "cudaMemSetMemPool($module, location,
 static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemSetMemPool");
     if (cudart_arity("cudaMemSetMemPool", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemSetMemPool]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -16845,7 +17425,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16857,21 +17437,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy, "cudaMemcpy($module, dst, src, count, kind, 
 static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
     if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -16896,7 +17478,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -16908,26 +17490,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2D, "cudaMemcpy2D($module, dst, dpitch, src, s
 static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
     if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -16956,7 +17540,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -16968,30 +17552,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DArrayToArray, "cudaMemcpy2DArrayToArray($mod
 static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
     if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -17022,7 +17608,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -17034,28 +17620,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DAsync, "cudaMemcpy2DAsync($module, dst, dpit
 static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
     if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -17065,7 +17654,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17086,7 +17675,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17099,27 +17688,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArray, "cudaMemcpy2DFromArray($module, d
 static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
     if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -17150,7 +17741,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17162,29 +17753,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DFromArrayAsync, "cudaMemcpy2DFromArrayAsync(
 static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
     if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
@@ -17196,7 +17790,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17217,7 +17811,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17230,29 +17824,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArray, "cudaMemcpy2DToArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
     if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -17281,7 +17877,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -17293,31 +17889,34 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy2DToArrayAsync, "cudaMemcpy2DToArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
     if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8;
+    b8.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -17327,7 +17926,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec->storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17348,7 +17947,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -17361,15 +17960,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3D, "cudaMemcpy3D($module, p, /)\n--\n\ncudaEr
 static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
     if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3D]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17390,7 +17990,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17401,19 +18001,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DAsync, "cudaMemcpy3DAsync($module, p, stream
 static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
     if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17434,7 +18036,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17446,25 +18048,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DBatchAsync, "cudaMemcpy3DBatchAsync($module,
 static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DBatchAsync");
     if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17485,7 +18089,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b1);
     cudart_release(&b3);
@@ -17497,15 +18101,16 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeer, "cudaMemcpy3DPeer($module, p, /)\n--\n
 static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
     if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeer]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17526,7 +18131,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -17537,19 +18142,21 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DPeerAsync, "cudaMemcpy3DPeerAsync($module, p
 static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
     if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17570,7 +18177,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17582,22 +18189,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpy3DWithAttributesAsync, "cudaMemcpy3DWithAttrib
 static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DWithAttributesAsync");
     if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpy3DWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17618,7 +18227,7 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long long)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -17630,29 +18239,31 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyArrayToArray, "cudaMemcpyArrayToArray($module,
 static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
     if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -17681,7 +18292,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -17693,29 +18304,32 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyAsync, "cudaMemcpyAsync($module, dst, src, cou
 static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
     if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17736,7 +18350,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17749,52 +18363,58 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyBatchAsync, "cudaMemcpyBatchAsync($module, dst
 static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyBatchAsync");
     unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b7;
+    b7.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec->storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync]);  /* bind() publishes it */
@@ -17816,10 +18436,10 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17834,23 +18454,25 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArray, "cudaMemcpyFromArray($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
     if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -17879,7 +18501,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17891,25 +18513,28 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromArrayAsync, "cudaMemcpyFromArrayAsync($mod
 static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
     if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -17919,7 +18544,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -17940,7 +18565,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -17953,22 +18578,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbol, "cudaMemcpyFromSymbol($module, dst
 static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
     if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -17995,7 +18622,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18007,24 +18634,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyFromSymbolAsync, "cudaMemcpyFromSymbolAsync($m
 static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
     if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -18032,7 +18662,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18053,7 +18683,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18066,24 +18696,26 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeer, "cudaMemcpyPeer($module, dst, dstDevice,
 static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
     if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
@@ -18108,7 +18740,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18120,32 +18752,35 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyPeerAsync, "cudaMemcpyPeerAsync($module, dst, 
 static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
     if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18166,7 +18801,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -18179,27 +18814,29 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArray, "cudaMemcpyToArray($module, dst, wOff
 static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
     if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
@@ -18224,7 +18861,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -18236,35 +18873,38 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToArrayAsync, "cudaMemcpyToArrayAsync($module,
 static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
     if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
     if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18285,7 +18925,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -18298,22 +18938,24 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbol, "cudaMemcpyToSymbol($module, symbol,
 static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
     if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -18340,7 +18982,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18352,24 +18994,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyToSymbolAsync, "cudaMemcpyToSymbolAsync($modul
 static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
     if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -18377,7 +19022,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18398,7 +19043,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18411,30 +19056,34 @@ PyDoc_STRVAR(cudart_doc_cudaMemcpyWithAttributesAsync, "cudaMemcpyWithAttributes
 static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyWithAttributesAsync");
     if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4;
+    b4.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 24, &a3, &b3) < 0)
         goto done;
-    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemcpyWithAttributesAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18455,7 +19104,7 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, a3, a4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18469,17 +19118,18 @@ PyDoc_STRVAR(cudart_doc_cudaMemset, "cudaMemset($module, devPtr, value, count, /
 static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
     if (cudart_arity("cudaMemset", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
@@ -18504,7 +19154,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18515,19 +19165,20 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2D, "cudaMemset2D($module, devPtr, pitch, valu
 static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
     if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -18556,7 +19207,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -18567,21 +19218,23 @@ PyDoc_STRVAR(cudart_doc_cudaMemset2DAsync, "cudaMemset2DAsync($module, devPtr, p
 static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
     if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5;
+    b5.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
@@ -18591,7 +19244,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         goto done;
     if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset2DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18612,7 +19265,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b5);
@@ -18655,7 +19308,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -18665,8 +19318,8 @@ PyDoc_STRVAR(cudart_doc_cudaMemset3DAsync, "cudaMemset3DAsync($module, pitchedDe
 static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
     if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
         return NULL;
@@ -18675,14 +19328,15 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemset3DAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18703,7 +19357,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b3);
     return result;
@@ -18714,25 +19368,27 @@ PyDoc_STRVAR(cudart_doc_cudaMemsetAsync, "cudaMemsetAsync($module, devPtr, value
 static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
     if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMemsetAsync]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18753,7 +19409,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b3);
@@ -18765,20 +19421,22 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetMemoryRequirements, "cudaMipmappedA
 static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
     if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
@@ -18801,7 +19459,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18813,19 +19471,21 @@ PyDoc_STRVAR(cudart_doc_cudaMipmappedArrayGetSparseProperties, "cudaMipmappedArr
 static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
     if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -18846,7 +19506,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -18858,26 +19518,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyAvailableDynamicSMemPerBlock, "cudaOccupanc
 static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -18903,10 +19565,10 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18917,26 +19579,28 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessor, "cudaOccu
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -18962,10 +19626,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18976,27 +19640,29 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 
 static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -19024,10 +19690,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19038,28 +19704,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxActiveClusters, "cudaOccupancyMaxActiveC
 static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters]);  /* bind() publishes it */
@@ -19081,10 +19750,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19096,28 +19765,31 @@ PyDoc_STRVAR(cudart_doc_cudaOccupancyMaxPotentialClusterSize, "cudaOccupancyMaxP
 static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize]);  /* bind() publishes it */
@@ -19139,10 +19811,10 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19175,7 +19847,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -19185,19 +19857,21 @@ PyDoc_STRVAR(cudart_doc_cudaPointerGetAttributes, "cudaPointerGetAttributes($mod
 static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
     if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaPointerGetAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -19218,7 +19892,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -19253,7 +19927,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -19286,7 +19960,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn();
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -19296,20 +19970,21 @@ PyDoc_STRVAR(cudart_doc_cudaRuntimeGetVersion, "cudaRuntimeGetVersion($module, r
 static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaRuntimeGetVersion]);  /* bind() publishes it */
@@ -19329,10 +20004,10 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19367,7 +20042,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -19402,7 +20077,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     return result;
 }
@@ -19412,21 +20087,22 @@ PyDoc_STRVAR(cudart_doc_cudaSetValidDevices, "cudaSetValidDevices($module, devic
 static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     long long i1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_signed(args[k++], 1, 32, &i1) < 0)
         goto done;
@@ -19450,10 +20126,10 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19463,31 +20139,34 @@ PyDoc_STRVAR(cudart_doc_cudaSignalExternalSemaphoresAsync, "cudaSignalExternalSe
 static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -19509,10 +20188,10 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -19524,24 +20203,27 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAddCallback, "cudaStreamAddCallback($module, s
 static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
     if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
@@ -19564,7 +20246,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -19577,21 +20259,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamAttachMemAsync, "cudaStreamAttachMemAsync($mod
 static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
     if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     unsigned long long u3;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -19616,7 +20300,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -19628,16 +20312,17 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCapture, "cudaStreamBeginCapture($module,
 static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
     if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -19660,7 +20345,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -19671,34 +20356,38 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginCaptureToGraph, "cudaStreamBeginCaptureTo
 static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -19724,10 +20413,10 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19740,26 +20429,29 @@ PyDoc_STRVAR(cudart_doc_cudaStreamBeginRecaptureToGraph, "cudaStreamBeginRecaptu
 static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginRecaptureToGraph");
     if (cudart_arity("cudaStreamBeginRecaptureToGraph", nargs, 4) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 16, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec->storage >> 3) & 1), 16, &a3, &b3) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamBeginRecaptureToGraph]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -19780,7 +20472,7 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -19793,19 +20485,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCopyAttributes, "cudaStreamCopyAttributes($mod
 static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
     if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCopyAttributes]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -19826,7 +20520,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -19838,20 +20532,21 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreate, "cudaStreamCreate($module, pStream, /)
 static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamCreate]);  /* bind() publishes it */
@@ -19873,10 +20568,10 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19886,21 +20581,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithFlags, "cudaStreamCreateWithFlags($m
 static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -19924,10 +20620,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19937,22 +20633,23 @@ PyDoc_STRVAR(cudart_doc_cudaStreamCreateWithPriority, "cudaStreamCreateWithPrior
 static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
@@ -19978,10 +20675,10 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19991,15 +20688,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamDestroy, "cudaStreamDestroy($module, stream, /
 static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
     if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamDestroy]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -20020,7 +20718,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -20031,24 +20729,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamEndCapture, "cudaStreamEndCapture($module, str
 static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamEndCapture");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamEndCapture]);  /* bind() publishes it */
@@ -20070,10 +20770,10 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20084,22 +20784,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetAttribute, "cudaStreamGetAttribute($module,
 static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
     if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -20120,7 +20822,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -20132,54 +20834,61 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetCaptureInfo, "cudaStreamGetCaptureInfo($mod
 static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetCaptureInfo");
     unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
+    Py_buffer b3;
+    b3.obj = NULL;
     void *a4;
-    Py_buffer b4 = {.obj = NULL};
+    Py_buffer b4;
+    b4.obj = NULL;
     void *a5;
-    Py_buffer b5 = {.obj = NULL};
+    Py_buffer b5;
+    b5.obj = NULL;
     void *a6;
-    Py_buffer b6 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6;
+    b6.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
+    if ((spec->outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
+    if ((spec->outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
+    if ((spec->outs >> 4) & 1)
         a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    else if (cudart_pointer(args[k++], 4, (int)((spec->storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
+    if ((spec->outs >> 5) & 1)
         a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    else if (cudart_pointer(args[k++], 5, (int)((spec->storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
+    if ((spec->outs >> 6) & 1)
         a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    else if (cudart_pointer(args[k++], 6, (int)((spec->storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetCaptureInfo]);  /* bind() publishes it */
@@ -20201,10 +20910,10 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20220,20 +20929,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevResource, "cudaStreamGetDevResource($mod
 static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetDevResource");
     if (cudart_arity("cudaStreamGetDevResource", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -20256,7 +20967,7 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -20268,24 +20979,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetDevice, "cudaStreamGetDevice($module, hStre
 static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetDevice]);  /* bind() publishes it */
@@ -20307,10 +21020,10 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20321,24 +21034,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetFlags, "cudaStreamGetFlags($module, hStream
 static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetFlags]);  /* bind() publishes it */
@@ -20360,10 +21075,10 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20374,24 +21089,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetId, "cudaStreamGetId($module, hStream, stre
 static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetId");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetId]);  /* bind() publishes it */
@@ -20413,10 +21130,10 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20427,24 +21144,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamGetPriority, "cudaStreamGetPriority($module, h
 static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamGetPriority]);  /* bind() publishes it */
@@ -20466,10 +21185,10 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20480,24 +21199,26 @@ PyDoc_STRVAR(cudart_doc_cudaStreamIsCapturing, "cudaStreamIsCapturing($module, s
 static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamIsCapturing");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1;
+    b1.obj = NULL;
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamIsCapturing]);  /* bind() publishes it */
@@ -20519,10 +21240,10 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20533,15 +21254,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamQuery, "cudaStreamQuery($module, stream, /)\n-
 static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
     if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamQuery]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -20562,7 +21284,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -20573,22 +21295,24 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSetAttribute, "cudaStreamSetAttribute($module,
 static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
     if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSetAttribute]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -20609,7 +21333,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b2);
@@ -20621,15 +21345,16 @@ PyDoc_STRVAR(cudart_doc_cudaStreamSynchronize, "cudaStreamSynchronize($module, s
 static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
     if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaStreamSynchronize]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -20650,7 +21375,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -20661,30 +21386,33 @@ PyDoc_STRVAR(cudart_doc_cudaStreamUpdateCaptureDependencies, "cudaStreamUpdateCa
 static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
+    if ((spec->outs >> 1) & 1)
         a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    else if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -20710,10 +21438,10 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20725,20 +21453,22 @@ PyDoc_STRVAR(cudart_doc_cudaStreamWaitEvent, "cudaStreamWaitEvent($module, strea
 static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
     if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
@@ -20761,7 +21491,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     cudart_release(&b1);
@@ -20773,20 +21503,21 @@ PyDoc_STRVAR(cudart_doc_cudaThreadExchangeStreamCaptureMode, "cudaThreadExchange
 static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b0;
+    b0.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaThreadExchangeStreamCaptureMode]);  /* bind() publishes it */
@@ -20808,10 +21539,10 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20821,30 +21552,33 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectCreate, "cudaUserObjectCreate($module, obj
 static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -20870,10 +21604,10 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -20885,16 +21619,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRelease, "cudaUserObjectRelease($module, o
 static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
     if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -20917,7 +21652,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -20928,16 +21663,17 @@ PyDoc_STRVAR(cudart_doc_cudaUserObjectRetain, "cudaUserObjectRetain($module, obj
 static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
     if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
-    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
@@ -20960,7 +21696,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b0);
     return result;
@@ -20971,27 +21707,29 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUGetDevice, "cudaVDPAUGetDevice($module, device,
 static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b2;
+    b2.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUGetDevice]);  /* bind() publishes it */
@@ -21013,10 +21751,10 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -21027,8 +21765,8 @@ PyDoc_STRVAR(cudart_doc_cudaVDPAUSetVDPAUDevice, "cudaVDPAUSetVDPAUDevice($modul
 static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
     if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
         return NULL;
@@ -21036,12 +21774,13 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2 = {.obj = NULL};
+    Py_buffer b2;
+    b2.obj = NULL;
     if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec->storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice]);  /* bind() publishes it */
     if (slot == CUDART_UNBOUND) {
@@ -21062,7 +21801,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     Py_BEGIN_ALLOW_THREADS
     r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
     cudart_release(&b2);
     return result;
@@ -21073,31 +21812,34 @@ PyDoc_STRVAR(cudart_doc_cudaWaitExternalSemaphoresAsync, "cudaWaitExternalSemaph
 static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
-    cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    const cudart_spec *spec = cudart_spec_of(self);
+    if (spec->outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
-    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec->outs)) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0 = {.obj = NULL};
+    Py_buffer b0;
+    b0.obj = NULL;
     void *a1;
-    Py_buffer b1 = {.obj = NULL};
+    Py_buffer b1;
+    b1.obj = NULL;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
+    Py_buffer b3;
+    b3.obj = NULL;
+    if ((spec->outs >> 0) & 1)
         a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    else if (cudart_pointer(args[k++], 0, (int)((spec->storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec->storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec->storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = CUDART_LOAD_ACQUIRE(cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync]);  /* bind() publishes it */
@@ -21119,10 +21861,10 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     Py_BEGIN_ALLOW_THREADS
     r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
-    result = PyLong_FromUnsignedLongLong((unsigned long long)r);
+    result = cudart_from_unsigned((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
+    if (spec->outs && result)
+        result = cudart_with_outputs(result, spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
