@@ -69,6 +69,7 @@ enum {
     ROUTE_PARAMETER = 4, /* _as_parameter_: an int or a c_void_p */
     ROUTE_CALL = 5,      /* the slot's converter (device_address) says */
     ROUTE_CUPY = 6,      /* a cupy.ndarray: what its __cuda_array_interface__ says, unbuilt */
+    ROUTE_PTR = 7,       /* a cudart.arrays.DeviceArray: its ptr, which its interface gives */
     ROUTE_LEN
 };
 
@@ -462,6 +463,11 @@ static int address_of(const Slot *slot, PyObject *v, unsigned long long *out)
         break;
     case ROUTE_CUPY:
         r = cupy_address(v, out);
+        break;
+    case ROUTE_PTR:
+        found = PyObject_GetAttr(v, str_ptr);
+        if (found)
+            r = exact_int(found, 0, ULLONG_MAX, out);
         break;
     case ROUTE_HOST:
         /* Nothing else in its __dict__ (where an instance attribute would come before

@@ -30,17 +30,13 @@ from .._checked import call_error
 from .._contract import exported
 from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
+from ..arrays import DeviceArray
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
 _CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 _CTYPES_FLOATS = (ctypes.c_float, ctypes.c_double, ctypes.c_longdouble)
 _CTYPES_INTEGER_CODES = frozenset("bBhHiIlLqQ?")
-
-try:  # NumPy is optional; with it, its scalars are typed by their dtype
-    import numpy as _np
-except ImportError:  # pragma: no cover - depends on the environment
-    _np = None  # type: ignore[assignment]  # (mypy sees NumPy where it is installed)
 
 
 # ---------------------------------------------------------------- configuration
@@ -293,6 +289,9 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
     """
     kind, text, signed = None, "", True
     where = f"argument {index}"
+    # NumPy's scalars are typed by their dtype. Not imported here: an argument can only
+    # be one where the program imported NumPy (importing it cost cudart.kernels 55 ms).
+    _np: Any = sys.modules.get("numpy")
     # A destroyed handle (a texture object, an event) is of a class of its own, so no
     # Signature is ever made for it, and one made for its live class refuses it (C's
     # launcher and Signature.pack take each argument's class exactly): checked here
@@ -521,7 +520,10 @@ _FAST_BYTES, _FAST_ADDRESS = 3, 4
     _ROUTE_PARAMETER,
     _ROUTE_CALL,
     _ROUTE_CUPY,
-) = range(7)
+    _ROUTE_PTR,
+) = range(8)
+# DeviceArray's interface as arrays.py defines it: data[0] is its `ptr`.
+_DEVICE_ARRAY_INTERFACE = vars(DeviceArray)["__cuda_array_interface__"]
 
 
 def _fast_slots(base, offsets, converters, formats, types):
@@ -577,6 +579,8 @@ def _address_route(cls) -> int:
         return _ROUTE_VOID_P
     if _is_cupy_ndarray(cls):
         return _ROUTE_CUPY
+    if cls is DeviceArray and vars(cls)["__cuda_array_interface__"] is _DEVICE_ARRAY_INTERFACE:
+        return _ROUTE_PTR
     if hasattr(cls, "__cuda_array_interface__"):  # the first step: C reads it as Python does
         return _ROUTE_ARRAY
     # Later steps only where no attribute an instance could add, or __getattr__ make,

@@ -765,6 +765,7 @@ def kind_arguments(np):
             ctypes.c_void_p(None),
             cudart.sys.cudaStream_t(0x2800),
             DeviceArray(0x3000),
+            cudart.as_array(0x3400, 4, "float32"),
             DLPackOnly(0x3800),
             host_memory(),
             packed,
@@ -841,6 +842,32 @@ def test_every_kind_geometry_and_stream_c_writes_what_python_writes(fake):
             by_c += from_c
             python += 1 - from_c
     assert fast._fast.primed and by_c > 5 * python
+
+
+def test_cudart_arrays_are_read_by_their_ptr_in_c(fake):
+    """Issue 23: cudart.arrays.DeviceArray's interface is a dict built per read; C reads
+    its `ptr`, which that dict's address is, and launches what Python launches. A
+    subclass (which may define its own interface) takes the interface."""
+    from cudart.arrays import DeviceArray as Own
+    from cudart.kernels import _launch
+
+    assert _launch._address_route(Own) == _launch._ROUTE_PTR
+
+    class Sub(Own):
+        __slots__ = ()
+
+    assert _launch._address_route(Sub) == _launch._ROUTE_ARRAY
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fast = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
+    slow = function(fake, False, sizes=sizes, image_types=AXPY_PTX)
+    for k in range(6):
+        x = cudart.as_array(0x10000 + 64 * k, 16, "float32")
+        y = cudart.as_array(0x20000 + 64 * k, (4, 4), "<f4", strides=(32, 4))
+        got = outcome(fast, fake, sizes, 1, 32, (2.0, x, y, 16), {})
+        assert got == outcome(slow, fake, sizes, 1, 32, (2.0, x, y, 16), {})
+        assert got[1][2][1:3] == (x.ptr.to_bytes(8, "little"), y.ptr.to_bytes(8, "little"))
+    assert fast._fast.launches == 5  # the first primed C
 
 
 def test_untyped_parameters_take_typed_scalars_through_c(fake):

@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 import pytest
 from kernel_support import module_of
-from suite import KERNELS
+from suite import KERNELS, run_python
 
 import cudart
 from cudart import CudaError
@@ -628,3 +628,24 @@ def test_device_function_rules():
     for (owner, member), (what, reason) in device_functions.REVIEWED.items():
         assert owner and member and len(reason) > 20
         assert what in (None, device_functions.DEVICE_FUNCTION, device_functions.KERNEL_ARGUMENTS)
+
+
+def test_numpy_is_not_imported_and_its_scalars_are_typed_once_it_is():
+    """cudart.kernels leaves NumPy unimported (it cost the import 55 ms); a NumPy scalar
+    exists only where the program imported NumPy, and is then packed by its dtype."""
+    code = r"""
+import ctypes, struct, sys, types
+import cudart, cudart.kernels
+from cudart.kernels._function import Function
+assert "numpy" not in sys.modules, "cudart.kernels imported NumPy"
+import numpy as np
+fn = Function(types.SimpleNamespace(_rt=cudart.sys), "axpy", 0, None)
+fn._params = (4, 8, 8, 4)
+try:
+    fn.launch(1, 1, np.float32(2.5), 0x1000, 0x2000, np.int32(-3))
+except cudart.CudaError:
+    pass  # no GPU: refused after the arguments were packed
+a, n = (ctypes.string_at(fn._sig._pointers[k], 4) for k in (0, 3))
+print(struct.unpack("<f", a)[0], struct.unpack("<i", n)[0])
+"""
+    assert run_python(code).stdout.split() == ["2.5", "-3"]
