@@ -85,9 +85,10 @@ def cupy_pointers(names: list[str]) -> dict[str, int]:
     CuPy imported. LookupError where CuPy holds no copy of one (a CuPy that links
     libcudart dynamically calls a shared library's: then C through it is the baseline)."""
     runtime = sys.modules.get("cupy_backends.cuda.api.runtime")
-    if runtime is None or not getattr(runtime, "__file__", None):
+    file = getattr(runtime, "__file__", None)
+    if not file:
         raise LookupError("cupy_backends.cuda.api.runtime is not imported")
-    path = Path(runtime.__file__)
+    path = Path(file)
     found = mapped_functions(path, names)
     missing = [n for n in names if n not in found]
     if missing:

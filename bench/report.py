@@ -263,13 +263,15 @@ def _why_absent(row: dict | None, name: str) -> str:
     return f"{name.rstrip('*')} not measured"
 
 
-def _split(row: dict, t: Target) -> str:
+def _split(row: dict | None, t: Target) -> str:
     """Against CuPy, what each side adds over C through its own libcudart (CuPy's wheels
     link a copy of the runtime of their own; bench/cupy_cudart.py): a gap that is all the
     libraries' shows as equal additions. '' where either C was not measured."""
+    if row is None or t.against != "CuPy":
+        return ""
     c, c_cupy = _impl(row, "C"), _impl(row, C_CUPY)
     ours, cupy = _impl(row, t.impl), _impl(row, t.against)
-    if t.against != "CuPy" or None in (c, c_cupy, ours, cupy):
+    if c is None or c_cupy is None or ours is None or cupy is None:
         return ""
     unit = row["unit"]
     return (
@@ -280,11 +282,13 @@ def _split(row: dict, t: Target) -> str:
     )
 
 
-def _floor(row: dict, t: Target) -> str:
+def _floor(row: dict | None, t: Target) -> str:
     """Against C, what the Python loop and a builtin call cost by themselves (the row's
     floor, where it has one). '' where it has none."""
+    if row is None or t.against != "C":
+        return ""
     floor, c, ours = _impl(row, FLOOR), _impl(row, t.against), _impl(row, t.impl)
-    if t.against != "C" or None in (floor, c, ours):
+    if floor is None or c is None or ours is None:
         return ""
     unit = row["unit"]
     above = ours["median"] - floor["median"] - c["median"]

@@ -553,7 +553,7 @@ def _fast_slots(base, offsets, converters, formats, types):
 _ADDRESS_NAMES = ("__cuda_array_interface__", "__dlpack_device__", "_as_parameter_")
 
 
-def _is_cupy_ndarray(cls) -> bool:
+def _is_cupy_ndarray(cls: type) -> bool:
     """cupy.ndarray itself, its __cuda_array_interface__, data and size CuPy's own
     descriptors: C then reads data.ptr and size, which give that interface's address
     without the dict CuPy builds per read (_fastlaunch.c's cupy_address). A subclass, or
