@@ -478,12 +478,21 @@ def test_library_kernel_node_descriptions_as_c_gets_them(rt, mem, request):
     kernel node made from a cudaKernel_t must be ones C gets too, about as often. C never
     showing one in REPRO_ROUNDS rounds means the bindings must not either; otherwise a
     one-sided two-proportion test at 3 sigma says whether the bindings' count is
-    explained by C's."""
+    explained by C's.
+
+    This process is not a fresh one: earlier tests registered the same image (the
+    register route), a history under which CUDA 13's runtime describes a NULL func in C
+    too (c_library_outcomes_after_register); a fresh C process never does. So C's count
+    of each outcome is the larger of the two histories' (with 16 runs sharing the GPU,
+    the bindings showed 2-7 NULL funcs of 200 on 13.0, 13.1 and 13.5 against C's 0
+    fresh, at 6152bd1)."""
     from cudart import kernels
 
     if "library" not in routes(rt):
         pytest.skip(f"the library route needs CUDA 12.8+; bindings {rt.__name__}")
-    c = request.getfixturevalue("c_library_outcomes")
+    fresh = request.getfixturevalue("c_library_outcomes")
+    registered = request.getfixturevalue("c_library_outcomes_after_register")
+    c = Counter({k: max(fresh[k], registered[k]) for k in OUTCOMES})
     n = 10_000
     nbytes = 4 * n
     bufs = (mem.pinned(nbytes), mem.pinned(nbytes), mem.pinned(nbytes))
@@ -498,7 +507,10 @@ def test_library_kernel_node_descriptions_as_c_gets_them(rt, mem, request):
                 found[kernel_node_description(rt, kernel, params, 2.0, n)] += 1
             finally:
                 check(rt, rt.cudaGraphDestroy(graph))
-    summary = f"bindings {dict(found)}; C {dict(c)} (each of {REPRO_ROUNDS} rounds)"
+    summary = (
+        f"bindings {dict(found)}; C fresh {dict(fresh)}, C after registering "
+        f"{dict(registered)} (each of {REPRO_ROUNDS} rounds)"
+    )
     assert found["wrong"] == found["error"] == 0, summary
     for odd in ("null_func", "not_described"):
         if c[odd] == 0:
