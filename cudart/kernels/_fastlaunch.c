@@ -515,6 +515,8 @@ static int convert_value(const Slot *slot, PyObject *v, unsigned char *out)
             n = Py_NewRef(v);
         } else if (type != slot->type) {
             return -1;
+        } else if (type == &PyLong_Type) {
+            n = Py_NewRef(v); /* int(v) is v */
         } else {
             n = PyNumber_Long(v); /* the Python converter's int(v): NumPy's integers */
             if (!n)
