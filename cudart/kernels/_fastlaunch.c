@@ -388,6 +388,20 @@ static inline int doubt(void)
     return -1;
 }
 
+/* A slot's bytes: the sizes kernel parameters mostly have as fixed-size copies (no call
+ * into libc's memcpy, which a launch otherwise makes once per argument and again per
+ * integer). */
+static inline void copy_slot(void *to, const void *from, Py_ssize_t size)
+{
+    switch (size) {
+    case 1: memcpy(to, from, 1); break;
+    case 2: memcpy(to, from, 2); break;
+    case 4: memcpy(to, from, 4); break;
+    case 8: memcpy(to, from, 8); break;
+    default: memcpy(to, from, (size_t)size);
+    }
+}
+
 /* An int (exact) within [low, high]. */
 static inline int exact_int(PyObject *v, long long low, unsigned long long high,
                             unsigned long long *out)
@@ -526,7 +540,7 @@ static int convert_value(const Slot *slot, PyObject *v, unsigned char *out)
         Py_DECREF(n);
         if (r != 0)
             return doubt();
-        memcpy(out, &u, (size_t)slot->size); /* the low bytes: little-endian */
+        copy_slot(out, &u, slot->size); /* the low bytes: little-endian */
         return 0;
     }
     case SLOT_F32:
@@ -777,8 +791,7 @@ static int prepare(Launcher *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     }
     /* From here no Python code runs until the call. */
     for (Py_ssize_t i = 0; i < st->nslots; i++)
-        memcpy(st->slots[i].addr, st->scratch + st->slots[i].scratch,
-               (size_t)st->slots[i].size);
+        copy_slot(st->slots[i].addr, st->scratch + st->slots[i].scratch, st->slots[i].size);
     for (int i = 0; i < KEY_LEN; i++)
         p->replaced[i] = NULL;
     if (changed) {
