@@ -225,6 +225,22 @@ WHY: dict[str, str] = {
         "and the GIL's release (kept: a launch may wait on a full queue behind a Python "
         "host function), 100-300 ns against a 3.7 us launch; the ctypes launch was 1.2x."
     ),
+    "launch4.grid.C": (
+        "What Function.launch adds to the C loop's call (callgrind on the CPU machine, a "
+        "launch function that returns at once, at 2f5c0e4): about 1950 instructions a "
+        "launch against 340 for the loop itself: the interpreter's call with six arguments "
+        "about 490, releasing and re-taking the GIL about 390 (the call.gil row; kept: a "
+        "launch may wait on a full queue), the C launcher about 700 (four arguments, the "
+        "new grid, the configuration). On the H200 that was 0.28-0.56 us over C's "
+        "3.5-4.3 us in three runs: 1.08-1.13x C."
+    ),
+    "launch4.arrays.C": (
+        "As a launch with a new grid (that target's note), and each array's address: C "
+        "reads a cupy.ndarray's data.ptr and size, a cudart.arrays.DeviceArray's ptr, "
+        "which give what __cuda_array_interface__ would without building its dict (for "
+        "two CuPy arrays that dict costs 1.1-2.1 us on the H200: the row's 'no launch' "
+        "line). 1.12-1.22x C with CuPy arrays in two runs, 1.14x with cudart's."
+    ),
     "checked23.call.cudaStreamQuery.object.CuPy": (
         "CuPy's streamQuery holds the GIL through the call (cupy_backends/cuda/api/"
         "runtime.pyx, 1008-1009); cudart releases it for every call that may wait "
