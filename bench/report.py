@@ -231,15 +231,15 @@ WHY: dict[str, str] = {
         "launch against 340 for the loop itself: the interpreter's call with six arguments "
         "about 490, releasing and re-taking the GIL about 390 (the call.gil row; kept: a "
         "launch may wait on a full queue), the C launcher about 700 (four arguments, the "
-        "new grid, the configuration). On the H200 that was 0.28-0.56 us over C's "
-        "3.5-4.3 us in three runs: 1.08-1.13x C."
+        "new grid, the configuration). On the H200 that was 0.28-0.60 us over C's "
+        "3.5-4.4 us in four runs: 1.08-1.14x C (the higher where the machine ran slow)."
     ),
     "launch4.arrays.C": (
         "As a launch with a new grid (that target's note), and each array's address: C "
         "reads a cupy.ndarray's data.ptr and size, a cudart.arrays.DeviceArray's ptr, "
         "which give what __cuda_array_interface__ would without building its dict (for "
         "two CuPy arrays that dict costs 1.1-2.1 us on the H200: the row's 'no launch' "
-        "line). 1.12-1.22x C with CuPy arrays in two runs, 1.14x with cudart's."
+        "line). 1.12-1.25x C with CuPy arrays in four runs, 1.14-1.16x with cudart's in two."
     ),
     "checked23.call.cudaStreamQuery.object.CuPy": (
         "CuPy's streamQuery holds the GIL through the call (cupy_backends/cuda/api/"
