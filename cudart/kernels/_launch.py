@@ -30,7 +30,6 @@ from .._checked import call_error
 from .._contract import exported
 from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
-from ..arrays import DeviceArray
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -522,8 +521,6 @@ _FAST_BYTES, _FAST_ADDRESS = 3, 4
     _ROUTE_CUPY,
     _ROUTE_PTR,
 ) = range(8)
-# DeviceArray's interface as arrays.py defines it: data[0] is its `ptr`.
-_DEVICE_ARRAY_INTERFACE = vars(DeviceArray)["__cuda_array_interface__"]
 
 
 def _fast_slots(base, offsets, converters, formats, types):
@@ -568,6 +565,19 @@ def _is_cupy_ndarray(cls: type) -> bool:
     return True
 
 
+def _is_own_array(cls: type) -> bool:
+    """cudart.arrays.DeviceArray itself, with the interface arrays.py gives it, whose
+    address is its `ptr`: C reads that (_fastlaunch.c's ROUTE_PTR). Not imported here: an
+    argument can only be one where the program imported cudart.arrays."""
+    arrays = sys.modules.get("cudart.arrays")
+    if arrays is None or cls is not arrays.DeviceArray:
+        return False
+    getter = getattr(vars(cls).get("__cuda_array_interface__"), "fget", None)
+    return getattr(getter, "__qualname__", "") == "DeviceArray.__cuda_array_interface__" and (
+        getattr(getter, "__module__", "") == "cudart.arrays"
+    )
+
+
 def _address_route(cls) -> int:
     """Which step of device_address an argument of class `cls` reaches, where its class
     alone decides it: C then takes that step (_fastlaunch.c's address_of), and the
@@ -579,7 +589,7 @@ def _address_route(cls) -> int:
         return _ROUTE_VOID_P
     if _is_cupy_ndarray(cls):
         return _ROUTE_CUPY
-    if cls is DeviceArray and vars(cls)["__cuda_array_interface__"] is _DEVICE_ARRAY_INTERFACE:
+    if _is_own_array(cls):
         return _ROUTE_PTR
     if hasattr(cls, "__cuda_array_interface__"):  # the first step: C reads it as Python does
         return _ROUTE_ARRAY

@@ -631,13 +631,15 @@ def test_device_function_rules():
 
 
 def test_numpy_is_not_imported_and_its_scalars_are_typed_once_it_is():
-    """cudart.kernels leaves NumPy unimported (it cost the import 55 ms); a NumPy scalar
-    exists only where the program imported NumPy, and is then packed by its dtype."""
+    """cudart.kernels leaves NumPy unimported (it cost the import 55 ms), and
+    cudart.arrays too; a NumPy scalar exists only where the program imported NumPy, and
+    is then packed by its dtype."""
     code = r"""
 import ctypes, struct, sys, types
 import cudart, cudart.kernels
 from cudart.kernels._function import Function
 assert "numpy" not in sys.modules, "cudart.kernels imported NumPy"
+assert "cudart.arrays" not in sys.modules, "cudart.kernels imported cudart.arrays"
 import numpy as np
 fn = Function(types.SimpleNamespace(_rt=cudart.sys), "axpy", 0, None)
 fn._params = (4, 8, 8, 4)
