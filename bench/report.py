@@ -227,7 +227,7 @@ WHY: dict[str, str] = {
     ),
     "launch4.grid.C": (
         "What Function.launch adds to the C loop's call (callgrind on the CPU machine, a "
-        "launch function that returns at once, at 2f5c0e4): about 1950 instructions a "
+        "launch function that returns at once, at 777d50d): about 1950 instructions a "
         "launch against 340 for the loop itself: the interpreter's call with six arguments "
         "about 490, releasing and re-taking the GIL about 390 (the call.gil row; kept: a "
         "launch may wait on a full queue), the C launcher about 700 (four arguments, the "
