@@ -226,17 +226,17 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
         ax.verify(lambda: _check(timed.first(), "the C loop's cudaLaunchKernelExC"), **verify_y)
         return timed
 
-    def cudart():
+    def cudart(xs=x, ys=y):
         fn = module().get_function("axpy")
         a = _typed(ax.A)
-        ax.verify(lambda: fn.launch(g, b, a, x, y, ax.n), **verify_y)
+        ax.verify(lambda: fn.launch(g, b, a, xs, ys, ax.n), **verify_y)
         return "launch(g, b, a, x, y, n)", {
             "launch": fn.launch,
             "g": g,
             "b": b,
             "a": a,
-            "x": x,
-            "y": y,
+            "x": xs,
+            "y": ys,
             "n": ax.n,
         }
 
@@ -265,23 +265,11 @@ def row_launch_device_arrays(ctx: Context) -> list[Row]:
     def own_arrays():
         """cudart's own arrays over the same memory: what a launch costs where reading
         the interface costs little."""
-        import cudart
+        from cudart import as_array
 
         if not verify_y:
             raise LookupError("the row's arrays are cudart's already")
-        fn = module().get_function("axpy")
-        a = _typed(ax.A)
-        mine = [cudart.as_array(address, ax.n, "float32") for address in addresses]
-        ax.verify(lambda: fn.launch(g, b, a, *mine, ax.n), **verify_y)
-        return "launch(g, b, a, x, y, n)", {
-            "launch": fn.launch,
-            "g": g,
-            "b": b,
-            "a": a,
-            "x": mine[0],
-            "y": mine[1],
-            "n": ax.n,
-        }
+        return cudart(*(as_array(address, ax.n, "float32") for address in addresses))
 
     def interfaces():
         """What a launch would pay to read the two arrays' __cuda_array_interface__
