@@ -226,13 +226,15 @@ WHY: dict[str, str] = {
         "host function), 100-300 ns against a 3.7 us launch; the ctypes launch was 1.2x."
     ),
     "launch4.grid.C": (
-        "What Function.launch adds to the C loop's call (callgrind on the CPU machine, a "
-        "launch function that returns at once, at 777d50d): about 1950 instructions a "
-        "launch against 340 for the loop itself: the interpreter's call with six arguments "
-        "about 490, releasing and re-taking the GIL about 390 (the call.gil row; kept: a "
-        "launch may wait on a full queue), the C launcher about 700 (four arguments, the "
-        "new grid, the configuration). On the H200 that was 0.28-0.60 us over C's "
-        "3.5-4.4 us in four runs: 1.08-1.14x C (the higher where the machine ran slow)."
+        "What Function.launch adds to the C loop's call, by instruction (python -m "
+        "bench.instructions launch floor, on the CPU machine at 777d50d, into a launch "
+        "function that returns at once): about 1850 a launch against 340 for a loop calling "
+        "a builtin: the interpreter's loop and call about 580, releasing and re-taking the "
+        "GIL about 400 (the call.gil row; kept: a launch may wait on a full queue), the C "
+        "launcher about 870 (four arguments, of which a ctypes c_float read through the "
+        "buffer protocol about 115; the new grid; the configuration). On the H200 that was "
+        "0.28-0.60 us over C's 3.5-4.4 us in four runs: 1.08-1.14x C (the higher where the "
+        "machine ran slow)."
     ),
     "launch4.arrays.C": (
         "As a launch with a new grid (that target's note), and each array's address: C "
