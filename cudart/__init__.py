@@ -16,13 +16,19 @@ from __future__ import annotations
 
 import importlib
 
-from . import _serving
-from ._backend import backend
-from ._binding import CudaDeprecationWarning, per_thread_default_stream
-from ._loader import load_runtime
-from ._serving import FORCE_ENV as FORCE_ENV  # the switch's name, as before
-from ._serving import available_versions, select_version
-from .errors import (
+from . import _views
+
+# Before anything imports a version's module: cudart.sys_12050 and the other views are
+# made from one merged file per family and major (cudart/_views.py).
+_views.install()
+
+from . import _serving  # noqa: E402
+from ._backend import backend  # noqa: E402
+from ._binding import CudaDeprecationWarning, per_thread_default_stream  # noqa: E402
+from ._loader import load_runtime  # noqa: E402
+from ._serving import FORCE_ENV as FORCE_ENV  # noqa: E402  (the switch's name, as before)
+from ._serving import available_versions, select_version  # noqa: E402
+from .errors import (  # noqa: E402
     BindingsVersionError,
     CompileError,
     CudaDriverError,

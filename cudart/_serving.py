@@ -1,8 +1,9 @@
 """Which generated version serves the loaded library: the runtime's and NVRTC's alike.
 
 The generated modules are modules of this package (cudart.sys_12050, cudart.nvrtc_12050):
-in a checkout, cudart/sys_12050.py is a link to generated/sys_12050.py, made by the
-generator; in an installed wheel it is the file itself. A loaded library's version picks
+each is a view of its family's merged module for one CUDA major (cudart/_views.py), which
+in a checkout is a link to generated/ made by the generator, and in an installed wheel
+the file itself. A loaded library's version picks
 one of them by select_version's rules, once per process, here and nowhere else: the
 package's `cudart.sys` and every helper module (kernels, nvrtc, occupancy, callbacks)
 reach the serving module through raw_module / checked_module / nvrtc_modules, never
@@ -25,37 +26,18 @@ from ._loader import (
     load_nvrtc,
     load_runtime,
 )
+from . import _views
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
 
-_FOLDER = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = __name__.rpartition(".")[0]
 
 
-def _module_version(file_name: str, prefix: str) -> int | None:
-    """12050 for "sys_12050.py" (prefix "sys_"); None for any other name. String
-    methods, not re: `import cudart` would pay several milliseconds to import re."""
-    if not file_name.startswith(prefix) or not file_name.endswith(".py"):
-        return None
-    digits = file_name[len(prefix) : -len(".py")]
-    if len(digits) >= 5 and digits.isascii() and digits.isdigit():
-        return int(digits)
-    return None
-
-
 def _versions(prefix: str) -> list[int]:
-    """Versions of the generated modules named `<prefix><version>.py`, ascending."""
-    try:
-        names = os.listdir(_FOLDER)
-    except OSError:
-        return []
-    found = set()
-    for name in names:
-        version = _module_version(name, prefix)
-        if version is not None and os.path.exists(os.path.join(_FOLDER, name)):
-            found.add(version)  # (exists: not a dangling link)
-    return sorted(found)
+    """Versions of the generated modules named `<prefix><version>` (cudart._views'
+    table: each is a view of its family's merged module), ascending."""
+    return _views.versions(prefix.rstrip("_"))
 
 
 def available_versions() -> list[int]:

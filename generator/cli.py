@@ -18,9 +18,11 @@ from .ctypes_map import RenderError
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
     SNAPSHOTS,
+    major_files,
+    major_keys,
+    newest_number,
     package_files,
     render_all,
-    render_version,
     tree_files,
     write_snapshot,
 )
@@ -48,10 +50,12 @@ def cmd_generate(args) -> int:
         _writing(args)
         write_tree(tree_files(rendered, manifest), args.output, replace_all=True)
     else:
-        keys = [args.version]
-        rendered = {args.version: render_version(manifest, args.version, _progress)}
+        # A version's modules are views of its major's merged ones: all of it renders.
+        keys = major_keys(manifest, args.version)
+        rendered = render_all(manifest, keys, _progress, args.jobs)
         _writing(args)
-        write_tree(rendered[args.version].files | package_files(manifest), args.output)
+        files = major_files(rendered, newest_number(manifest)) | package_files(manifest)
+        write_tree(files, args.output)
     link_package(args.output)
     elapsed = time.perf_counter() - started
     _progress(f"generated {len(keys)} version(s) into {args.output} in {elapsed:.1f} s")
@@ -171,8 +175,10 @@ def _add_one(manifest: Manifest, key: str, args) -> Manifest:
     """
     pin = resolve_newest(manifest, key, _progress)
     candidate = manifest.with_version(pin)
-    rendered = render_version(candidate, pin.key, _progress)
-    files = rendered.files | package_files(candidate)
+    jobs = getattr(args, "jobs", None)
+    majors = render_all(candidate, major_keys(candidate, pin.key), _progress, jobs)
+    rendered = majors[pin.key]
+    files = major_files(majors, newest_number(candidate)) | package_files(candidate)
     _writing(args)
     write_tree(files, args.output)
     link_package(args.output)

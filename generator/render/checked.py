@@ -178,7 +178,9 @@ class CheckedView:
         doc = docstring(
             f"{b.name}({', '.join(names.values())}) -> {record}\n\n"
             + (b.doc.brief.rstrip(".") + ".\n\n" if b.doc and b.doc.brief else "")
-            + f"As {self.raw_module}.{b.name}, with each integer checked against its C "
+            # Not the raw module's versioned name: every version's text is the same, and
+            # the merged module keeps it once (generator/merge.py).
+            + f"As the raw module's {b.name}, with each integer checked against its C "
             "type's range (a record's field would mask it)."
         )
         body = [*checks, f"return _lib.{b.name}({', '.join(names.values())})"]
@@ -1173,7 +1175,7 @@ class _Function:
             head = (
                 f"{n} is the Python value of the type {attr} selects, checked against its "
                 "C type's range (a ctypes scalar is read as its value). For a raw pointer, "
-                f"call {self.v.raw_module}.{function}."
+                f"call the raw module's {function}."
             )
         elif ATTRIBUTE_FUNCTIONS[function].count:
             head = f"{n} comes back as a list: the Python value of each of {attr}, by its type."

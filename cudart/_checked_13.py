@@ -1,0 +1,1 @@
+../generated/_checked_13.py

@@ -1,0 +1,1 @@
+../generated/_driver_13.py

@@ -1,0 +1,1 @@
+../generated/_driver_checked_13.py

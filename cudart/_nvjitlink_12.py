@@ -1,0 +1,1 @@
+../generated/_nvjitlink_12.py

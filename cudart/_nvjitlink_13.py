@@ -1,0 +1,1 @@
+../generated/_nvjitlink_13.py

@@ -1,0 +1,1 @@
+../generated/_nvjitlink_checked_12.py

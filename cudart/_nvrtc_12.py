@@ -1,0 +1,1 @@
+../generated/_nvrtc_12.py

@@ -1,0 +1,1 @@
+../generated/_nvrtc_checked_12.py

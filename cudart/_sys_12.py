@@ -1,0 +1,1 @@
+../generated/_sys_12.py

@@ -1,0 +1,1 @@
+../generated/_sys_13.py

@@ -1,0 +1,99 @@
+"""The per-version modules (cudart.sys_12050, cudart.driver_checked_13000, ...) as views
+of one merged module per header family, layer and CUDA major (cudart/_sys_12.py).
+
+generator/merge.py writes each merged module so that executing it with `_VERSION` set to
+one of its versions runs exactly that minor's module; the module computes `_VERSION`
+itself from its own name (`view_version`). The finder here answers `import
+cudart.sys_12050` with a module made from `_sys_12.py`, compiled once (its bytecode
+cached as any module's is) and executed once per version imported. Which views exist is
+the generated table `cudart._versions` (VIEWS); this module is the one place that knows
+how a view's name maps to its merged file, and the generator names its files by it.
+
+Standard library only, and only what `import cudart` already pays for.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib.machinery import ModuleSpec, SourceFileLoader
+
+_PACKAGE = __name__.rpartition(".")[0]
+_FOLDER = os.path.dirname(os.path.abspath(__file__))
+
+
+def split_name(name: str) -> tuple[str, int] | None:
+    """("driver_checked", 12050) for "driver_checked_12050"; None for another name.
+    String methods, not re: `import cudart` would pay milliseconds to import re."""
+    layer, _, digits = name.rpartition("_")
+    if not layer or len(digits) != 5 or not digits.isascii() or not digits.isdigit():
+        return None
+    return layer, int(digits)
+
+
+def merged_name(layer: str, version: int) -> str:
+    """The merged module that holds the view `<layer>_<version>`: _sys_12 for sys_12050."""
+    return f"_{layer}_{version // 1000}"
+
+
+_table: dict[str, tuple[int, ...]] | None = None
+
+
+def views() -> dict[str, tuple[int, ...]]:
+    """cudart._versions' table, read on first use; empty where the generator has not
+    written it yet (a checkout being generated for the first time)."""
+    global _table
+    if _table is None:
+        try:
+            from ._versions import VIEWS
+        except ImportError:
+            return {}
+        _table = VIEWS
+    return _table
+
+
+def versions(layer: str) -> list[int]:
+    """The versions a layer has views of, ascending (cudart._versions)."""
+    return list(views().get(layer, ()))
+
+
+def is_view(layer: str, version: int) -> bool:
+    return version in views().get(layer, ())
+
+
+def view_version(module_name: str) -> int:
+    """A merged module's `_VERSION`: the version in the name it is imported under."""
+    split = split_name(module_name.rpartition(".")[2])
+    if split is None or not is_view(*split):
+        raise ImportError(
+            f"{module_name} is a merged module of several CUDA versions: import one "
+            "version's view of it instead (cudart.sys_12050, cudart.checked_13000, ...)"
+        )
+    return split[1]
+
+
+class ViewFinder:
+    """Finds cudart.<layer>_<version> for every view of cudart._versions (a
+    sys.meta_path finder; it answers no other name)."""
+
+    @classmethod
+    def find_spec(cls, fullname: str, path=None, target=None) -> ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        if package != _PACKAGE:
+            return None
+        split = split_name(name)
+        if split is None or not is_view(*split):
+            return None
+        source = os.path.join(_FOLDER, merged_name(*split) + ".py")
+        if not os.path.exists(source):
+            return None
+        spec = ModuleSpec(fullname, SourceFileLoader(fullname, source), origin=source)
+        spec.has_location = True  # __file__ is the merged file; its bytecode is cached
+        return spec
+
+
+def install() -> None:
+    """Put the finder first on sys.meta_path, once: first, so that a stale per-version
+    file left in the package folder by an older install never shadows a view."""
+    if ViewFinder not in sys.meta_path:
+        sys.meta_path.insert(0, ViewFinder)  # type: ignore[arg-type]

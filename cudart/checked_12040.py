@@ -1,1 +1,0 @@
-../generated/checked_12040.py

@@ -1,1 +1,0 @@
-../generated/checked_12090.py

@@ -1,1 +1,0 @@
-../generated/checked_13000.py

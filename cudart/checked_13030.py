@@ -1,1 +1,0 @@
-../generated/checked_13030.py

@@ -1,0 +1,1 @@
+../generated/checked_13050.pyi

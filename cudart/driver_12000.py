@@ -1,1 +1,0 @@
-../generated/driver_12000.py

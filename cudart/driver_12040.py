@@ -1,1 +1,0 @@
-../generated/driver_12040.py

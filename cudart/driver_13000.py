@@ -1,1 +1,0 @@
-../generated/driver_13000.py

@@ -1,1 +1,0 @@
-../generated/driver_13040.py

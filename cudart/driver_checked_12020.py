@@ -1,1 +1,0 @@
-../generated/driver_checked_12020.py

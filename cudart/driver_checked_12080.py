@@ -1,1 +1,0 @@
-../generated/driver_checked_12080.py

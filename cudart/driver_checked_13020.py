@@ -1,1 +1,0 @@
-../generated/driver_checked_13020.py

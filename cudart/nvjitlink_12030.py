@@ -1,1 +1,0 @@
-../generated/nvjitlink_12030.py

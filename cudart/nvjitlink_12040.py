@@ -1,1 +1,0 @@
-../generated/nvjitlink_12040.py

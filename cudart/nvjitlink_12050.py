@@ -1,1 +1,0 @@
-../generated/nvjitlink_12050.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_12060.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_12090.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_13000.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_13020.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_13030.py

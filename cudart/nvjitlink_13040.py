@@ -1,1 +1,0 @@
-../generated/nvjitlink_13040.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_checked_12060.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_checked_12080.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_checked_13000.py

@@ -1,1 +1,0 @@
-../generated/nvjitlink_checked_13020.py

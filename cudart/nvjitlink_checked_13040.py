@@ -1,1 +1,0 @@
-../generated/nvjitlink_checked_13040.py

@@ -1,1 +1,0 @@
-../generated/nvrtc_12000.py

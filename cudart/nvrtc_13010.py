@@ -1,1 +1,0 @@
-../generated/nvrtc_13010.py

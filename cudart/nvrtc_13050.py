@@ -1,1 +1,0 @@
-../generated/nvrtc_13050.py

@@ -1,1 +1,0 @@
-../generated/nvrtc_checked_12000.py

@@ -1,1 +1,0 @@
-../generated/sys_12010.py

@@ -1,1 +1,0 @@
-../generated/sys_12050.py

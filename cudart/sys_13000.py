@@ -1,1 +1,0 @@
-../generated/sys_13000.py

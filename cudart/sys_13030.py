@@ -1,1 +1,0 @@
-../generated/sys_13030.py

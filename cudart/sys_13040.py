@@ -1,1 +1,0 @@
-../generated/sys_13040.py

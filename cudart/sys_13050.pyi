@@ -1,0 +1,1 @@
+../generated/sys_13050.pyi
