@@ -17,6 +17,7 @@ import os
 import threading
 import warnings
 
+from . import _views
 from ._loader import (
     DRIVER_LIBRARY_ENV,
     LIBRARY_ENV,
@@ -26,7 +27,6 @@ from ._loader import (
     load_nvrtc,
     load_runtime,
 )
-from . import _views
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"

@@ -61,13 +61,14 @@ def is_view(layer: str, version: int) -> bool:
     return version in views().get(layer, ())
 
 
-def view_version(module_name: str) -> int:
-    """A merged module's `_VERSION`: the version in the name it is imported under."""
+def view_version(module_name: str, held: tuple[int, ...]) -> int:
+    """A merged module's `_VERSION`: the version in the name it is imported under, one
+    of the versions `held` in the file."""
     split = split_name(module_name.rpartition(".")[2])
-    if split is None or not is_view(*split):
+    if split is None or split[1] not in held:
         raise ImportError(
-            f"{module_name} is a merged module of several CUDA versions: import one "
-            "version's view of it instead (cudart.sys_12050, cudart.checked_13000, ...)"
+            f"{module_name}: a merged module runs as one of its versions' views "
+            f"(cudart.<layer>_<version>, <version> one of {held}), not under this name"
         )
     return split[1]
 
@@ -96,4 +97,4 @@ def install() -> None:
     """Put the finder first on sys.meta_path, once: first, so that a stale per-version
     file left in the package folder by an older install never shadows a view."""
     if ViewFinder not in sys.meta_path:
-        sys.meta_path.insert(0, ViewFinder)  # type: ignore[arg-type]
+        sys.meta_path.insert(0, ViewFinder)

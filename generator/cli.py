@@ -18,12 +18,9 @@ from .ctypes_map import RenderError
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
     SNAPSHOTS,
-    major_files,
-    major_keys,
-    newest_number,
-    package_files,
     render_all,
     tree_files,
+    version_files,
     write_snapshot,
 )
 from .manifest import (
@@ -50,11 +47,9 @@ def cmd_generate(args) -> int:
         _writing(args)
         write_tree(tree_files(rendered, manifest), args.output, replace_all=True)
     else:
-        # A version's modules are views of its major's merged ones: all of it renders.
-        keys = major_keys(manifest, args.version)
-        rendered = render_all(manifest, keys, _progress, args.jobs)
+        keys = [args.version]
+        _, files = version_files(manifest, args.version, _progress, args.output)
         _writing(args)
-        files = major_files(rendered, newest_number(manifest)) | package_files(manifest)
         write_tree(files, args.output)
     link_package(args.output)
     elapsed = time.perf_counter() - started
@@ -96,6 +91,14 @@ def cmd_check(args) -> int:
         f"{args.output} matches the generator for CUDA {', '.join(manifest.keys())} "
         f"({elapsed:.1f} s)"
     )
+    return 0
+
+
+def cmd_views(args) -> int:
+    from .views import write_package
+
+    tree = write_package(args.package, args.output)
+    print(f"wrote {tree}: the package with each version's module as a file of its own")
     return 0
 
 
@@ -175,10 +178,7 @@ def _add_one(manifest: Manifest, key: str, args) -> Manifest:
     """
     pin = resolve_newest(manifest, key, _progress)
     candidate = manifest.with_version(pin)
-    jobs = getattr(args, "jobs", None)
-    majors = render_all(candidate, major_keys(candidate, pin.key), _progress, jobs)
-    rendered = majors[pin.key]
-    files = major_files(majors, newest_number(candidate)) | package_files(candidate)
+    rendered, files = version_files(candidate, pin.key, _progress, args.output)
     _writing(args)
     write_tree(files, args.output)
     link_package(args.output)
@@ -237,6 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
             f"(as ${model_cache.CACHE_ENV}=0)",
         )
     check.set_defaults(func=cmd_check)
+    view = sub.add_parser(
+        "views",
+        help="write the package with every version's module as its own file (for mypy)",
+    )
+    view.add_argument("--package", type=Path, required=True, help="the folder to write cudart/ in")
+    view.set_defaults(func=cmd_views)
     outputs = sub.add_parser(
         "outputs", help="show each function's checked inputs and outputs (* = exceptions table)"
     )

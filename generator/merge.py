@@ -138,7 +138,7 @@ def split(source: str, version: int) -> list[_Piece]:
         return _Piece(text(start, end))
 
     out = pieces(tree.body, 0)
-    last = out and (tree.body[-1].end_lineno or 0)
+    last = (tree.body[-1].end_lineno or 0) if tree.body else 0
     if last < len(lines):
         out.append(_Piece(text(last, len(lines))))
     return out
@@ -262,7 +262,7 @@ def merge(sources: dict[int, str], header: str, docstring: str, preamble: str) -
     )
     # The proof is read back from the text written, not from the pieces that made it.
     skip = len(ast.parse(preamble).body) + 2  # the merged docstring, the future import
-    reader = _Reader(text, skip)
+    reader = Reader(text, skip)
     for version in versions:
         if reader.project(version) != sources[version]:
             raise MergeError(f"the merged module does not give back version {version}")
@@ -298,7 +298,9 @@ def _gated_runs(pieces: list[tuple[_Piece, set[int]]], versions: tuple[int, ...]
         if run_versions == set(versions):
             out.append(text)
         else:
-            out.append(Text(f"if {condition_text(run_versions, versions)}:\n") + text.indented("    "))
+            out.append(
+                Text(f"if {condition_text(run_versions, versions)}:\n") + text.indented("    ")
+            )
 
     for piece, these in pieces:
         if these != run_versions:
@@ -373,7 +375,7 @@ def condition_text(these: set[int], versions: tuple[int, ...]) -> str:
 # ---------------------------------------------------------------- reading a merged module
 
 
-class _Reader:
+class Reader:
     """A merged module read back, one version at a time (`project`)."""
 
     def __init__(self, text: str, skip: int) -> None:
@@ -455,11 +457,10 @@ class _Reader:
     def _restore_doc(kept: list[str]) -> str:
         """The view's `__doc__ = ...` as the module docstring, the future import after
         it: the minor's module opens so."""
-        for at, line in enumerate(kept):
-            if line.startswith(_DOC):
-                break
-        else:
+        at = next((i for i, line in enumerate(kept) if line.startswith(_DOC)), None)
+        if at is None:
             raise MergeError("a merged module's view has no __doc__")
+        line = kept[at]
         head = "".join(kept[:at]) + line[len(_DOC) :]
         rest = "".join(kept[at + 1 :])
         tree = ast.parse(head + rest)

@@ -23,12 +23,13 @@ import ctypes
 import enum
 import importlib
 import sys
-from pathlib import Path
 
 import abi_support
 import pytest
 from abi_support import VersionReport, compare
 from suite import version_keys
+
+from generator.views import view_source
 
 VERSIONS = version_keys()
 SHOWN = 30
@@ -621,7 +622,7 @@ DRIVER_MUTATIONS = [
 def _mutant_noticed(report, replacements, category, tmp_path, monkeypatch) -> list[str]:
     """compare() in `category` for a copy of the report's module with `replacements`
     (old, new: the first occurrence of each) made."""
-    source = Path(importlib.import_module(report.module_name).__file__).read_text()
+    source = view_source(report.module_name.rpartition(".")[2])
     for old, new in replacements:
         assert old in source, f"{old!r} is not in {report.module_name}: nothing to change"
         source = source.replace(old, new, 1)

@@ -15,18 +15,16 @@ import ctypes
 import importlib
 
 import pytest
-from suite import GENERATED
 
 from cudart._layout import BinaryField, LayoutError, binary_fields
+from cudart._views import versions
 from generator.ctypes_map import TypeMapper
 from generator.model import ApiModel, Array, Builtin, Field
 
-VERSIONS = sorted(p.stem[4:] for p in GENERATED.glob("sys_*.py"))
+VERSIONS = [str(v) for v in versions("sys")]
 # The raw modules reviewed: the runtime's (sys_) and the driver's (driver_), each of
 # every generated version.
-RAW_MODULES = [f"sys_{v}" for v in VERSIONS] + sorted(
-    p.stem for p in GENERATED.glob("driver_*.py") if p.stem[len("driver_") :].isdigit()
-)
+RAW_MODULES = [f"sys_{v}" for v in VERSIONS] + [f"driver_{v}" for v in versions("driver")]
 
 # (record class, member) -> (holds bytes, why)
 CHAR_ARRAYS = {

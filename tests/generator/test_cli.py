@@ -9,6 +9,8 @@ import sys
 import pytest
 from suite import GENERATED, REPO, run_python
 
+from generator.views import merged_module, read_merged, view_source
+
 
 def bindgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     import os
@@ -43,17 +45,17 @@ def test_check_names_the_stale_file(tmp_path):
     options = _scratch_manifest(tmp_path, ("12.4", "12.5"))
     assert bindgen(*options, "generate", "--all").returncode == 0
     out = tmp_path / "generated"
-    victim = out / "sys_12040.py"
+    victim = out / "_sys_12.py"  # 12.4's and 12.5's sys modules, merged
     victim.write_text(victim.read_text().replace("cudaSuccess = 0", "cudaSuccess = 1", 1))
-    (out / "sys_99990.py").write_text("# stray\n")
+    (out / "_sys_99.py").write_text("# stray\n")
     stub = out / "_latest.pyi"
     stub.write_text(stub.read_text().replace("import *", "import cudaMalloc", 1))
     proc = bindgen(*options, "check")
     assert proc.returncode == 1
     assert "_latest.pyi: stale" in proc.stdout
-    assert "sys_12040.py: stale" in proc.stdout
-    assert "sys_99990.py: not made by the generator" in proc.stdout
-    assert "sys_12050.py" not in proc.stdout
+    assert "_sys_12.py: stale" in proc.stdout
+    assert "_sys_99.py: not made by the generator" in proc.stdout
+    assert "_checked_12.py" not in proc.stdout
 
 
 def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
@@ -77,33 +79,51 @@ def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
 def test_generate_one_version_writes_the_same_bytes(tmp_path):
     """From a parse made now (--no-model-cache): the other commands of this file render
     from the model cache (generator/model_cache.py), and this one proves that a clean
-    parse makes the committed bytes too."""
+    parse makes the committed bytes too: the version's compiled C, and each of its
+    modules as the committed merged modules give it back (a scratch manifest of the
+    version alone, so its merged modules hold it alone)."""
+    options = _scratch_manifest(tmp_path, ("12.2",))
     out = tmp_path / "generated"
-    proc = bindgen("--output", str(out), "generate", "12.2", "--no-model-cache")
+    proc = bindgen(*options, "generate", "12.2", "--no-model-cache")
     assert proc.returncode == 0, proc.stderr
     # A version is the raw and checked module of each surface (the runtime's, NVRTC's,
-    # nvJitLink's, the driver's) and the compiled backend of the runtime and the driver;
-    # the version-set files come along.
-    names = [
-        "__init__.py",
-        "_fast_12020.c",
-        "_fast_driver_12020.c",
-        "_latest.pyi",
-        "checked_12020.py",
-        "driver_12020.py",
-        "driver_checked_12020.py",
-        "nvjitlink_12020.py",
-        "nvjitlink_checked_12020.py",
-        "nvrtc_12020.py",
-        "nvrtc_checked_12020.py",
-        "sys_12020.py",
-    ]
+    # nvJitLink's, the driver's), merged per major, and the compiled backend of the
+    # runtime and the driver; the version-set files come along, and the newest
+    # version's runtime modules as the type checkers' stubs.
+    layers = [f"{f}_12" for f in ("_checked", "_driver", "_driver_checked", "_nvjitlink")]
+    layers += ["_nvjitlink_checked_12", "_nvrtc_12", "_nvrtc_checked_12", "_sys_12"]
+    names = sorted(
+        ["__init__.py", "_fast_12020.c", "_fast_driver_12020.c", "_latest.pyi", "_versions.py"]
+        + [f"{layer}.py" for layer in layers]
+        + ["checked_12020.pyi", "sys_12020.pyi"]
+    )
     assert sorted(p.name for p in out.iterdir()) == names
-    for name in names:
+    for name in ("__init__.py", "_fast_12020.c", "_fast_driver_12020.c"):
         assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
+    for layer in layers:
+        view = f"{layer[1:-3]}_12020"
+        merged = read_merged(out / f"{layer}.py")
+        assert merged is not None and merged.versions == (12020,)
+        assert merged.project(12020) == view_source(view), view
+    assert (out / "sys_12020.pyi").read_text() == view_source("sys_12020")
     assert "[12.2] parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
     assert "[12.2 nvrtc] parsing nvrtc.h" in proc.stderr
     assert "model cache" not in proc.stderr
+
+
+def test_generate_one_version_keeps_the_others_of_its_major(tmp_path):
+    """`generate 12.5` into a tree that has 12.x's merged modules renders 12.5 alone and
+    merges it with the others as the tree holds them: the committed tree comes back."""
+    out = tmp_path / "generated"
+    shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    (out / "_sys_12.py").write_text(
+        (out / "_sys_12.py").read_text().replace("12.5 runtime API", "12.5 RUNTIME API")
+    )
+    proc = bindgen("--output", str(out), "generate", "12.5")
+    assert proc.returncode == 0, proc.stderr
+    assert "[12.5] rendering" in proc.stderr and "[12.4]" not in proc.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_unknown_version_is_one_line(tmp_path):
@@ -143,7 +163,13 @@ def _repo_copy(tmp_path, drop: str):
     manifest.write_text(m.dumps())
     number = Manifest.load(REPO / "cuda_headers_manifest.toml").get(drop).number
     out = tmp_path / "generated"
-    shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns(f"*_{number}.py", "__pycache__"))
+    shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns(f"*_{number}.pyi", "__pycache__"))
+    # The merged modules of its major, without it (what they were before it was added).
+    for path in out.glob(f"_*_{number // 1000}.py"):
+        merged = read_merged(path)
+        assert merged is not None, path
+        kept = {v: merged.project(v) for v in merged.versions if v != number}
+        path.write_text(merged_module(path.stem, kept))
     snapshots = tmp_path / "snapshots"
     shutil.copytree(
         REPO / "tests" / "snapshots",
@@ -327,21 +353,22 @@ def interrupt(*args, **kwargs):
     raise KeyboardInterrupt
 
 cli.%s = interrupt
-sys.exit(cli.main(["--output", %r, "generate", "12.2"]))
+sys.exit(cli.main([*%r, "generate", "12.2"]))
 """
 
 
 @pytest.mark.parametrize(
     "step, written",
-    [("render_version", False), ("link_package", True)],
+    [("version_files", False), ("link_package", True)],
     ids=["before-writing", "after-the-swap"],
 )
 def test_an_interrupt_says_whether_the_output_changed(tmp_path, step, written):
     out = tmp_path / "generated"
-    proc = run_python(INTERRUPTED % (step, str(out)), check=False)
+    options = _scratch_manifest(tmp_path, ("12.2",))
+    proc = run_python(INTERRUPTED % (step, options), check=False)
     assert proc.returncode == 130, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert (out / "checked_12020.py").is_file() == written
+    assert (out / "_checked_12.py").is_file() == written
     if written:
         assert last.startswith(f"cudart-bindgen: interrupted while writing {out};"), last
         assert "cudart-bindgen check" in last and "unchanged" not in last
@@ -358,15 +385,16 @@ def test_check_covers_the_driver_modules(tmp_path):
     proc = bindgen(*options, "generate", "--all")
     assert proc.returncode == 0, proc.stderr
     assert "[12.5 driver] parsing cuda.h" in proc.stderr
-    raw, checked = out / "driver_12050.py", out / "driver_checked_12050.py"
-    assert raw.read_bytes() == (GENERATED / raw.name).read_bytes()
-    assert checked.read_bytes() == (GENERATED / checked.name).read_bytes()
+    raw, checked = out / "_driver_12.py", out / "_driver_checked_12.py"
+    for merged, view in ((raw, "driver_12050"), (checked, "driver_checked_12050")):
+        found = read_merged(merged)
+        assert found is not None and found.project(12050) == view_source(view)
     raw.write_text(raw.read_text().replace("CUDA_SUCCESS = 0", "CUDA_SUCCESS = 1", 1))
     checked.unlink()
     proc = bindgen(*options, "check")
     assert proc.returncode == 1
-    assert "driver_12050.py: stale" in proc.stdout
-    assert "driver_checked_12050.py: missing" in proc.stdout
+    assert "_driver_12.py: stale" in proc.stdout
+    assert "_driver_checked_12.py: missing" in proc.stdout
     assert bindgen(*options, "generate", "--all").returncode == 0
     assert bindgen(*options, "check").returncode == 0
 

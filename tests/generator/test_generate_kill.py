@@ -23,9 +23,8 @@ from pathlib import Path
 import pytest
 from suite import GENERATED, REPO
 
-from generator.generate import package_files
+from generator.generate import version_files
 from generator.manifest import DEFAULT_SURFACE, Manifest
-from generator.render.base import checked_module_name, module_name
 
 KEY = "12.5"
 KILLED = Path(__file__).resolve().parent / "generate_killed.py"
@@ -46,12 +45,9 @@ def checkout(tmp_path_factory):
     small = _runtime_only(Manifest.load(REPO / "cuda_headers_manifest.toml"), KEY)
     (root / "manifest.toml").write_text(small.dumps())
     old = _tree(GENERATED)
-    number = small.get(KEY).number
-    surfaces = small.family_for(KEY).surfaces  # the runtime's
-    modules = [f(number, s) + ".py" for s in surfaces for f in (module_name, checked_module_name)]
-    new = {name: (GENERATED / name).read_bytes() for name in modules} | {
-        name: text.encode() for name, text in package_files(small).items()
-    }
+    # What the generator makes of KEY alone (its merged modules hold it alone).
+    _, files = version_files(small, KEY, lambda _message: None, root / "none")
+    new = {name: text.encode() for name, text in files.items() if name.endswith((".py", ".pyi"))}
     assert old != new and set(new) < set(old)
     return root, old, new
 

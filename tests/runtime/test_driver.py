@@ -36,18 +36,15 @@ def _number(key: str) -> int:
 
 
 def _generated_driver_versions() -> list[int]:
-    """The driver modules this checkout has (cudart/driver_<ver>.py), read off the folder."""
-    found = []
-    for path in (REPO / "cudart").glob("driver_*.py"):
-        digits = path.stem.removeprefix("driver_")
-        if digits.isdigit() and path.exists():
-            found.append(int(digits))
-    return sorted(found)
+    """The driver modules this checkout has (cudart.driver_<ver>: the table of views)."""
+    from cudart._views import versions
+
+    return versions("driver")
 
 
 def _require_module(key: str) -> None:
     if _number(key) not in _generated_driver_versions():
-        pytest.skip(f"cudart/driver_{_number(key)}.py is not generated in this checkout")
+        pytest.skip(f"cudart.driver_{_number(key)} is not generated in this checkout")
 
 
 def _probe(code: str, env: dict[str, str]) -> dict:

@@ -35,7 +35,9 @@ from fuzz_ranges import (
     nonsense,
     table,
 )
-from suite import REPO, version_keys
+from suite import version_keys
+
+from cudart._views import is_view
 
 
 @pytest.fixture(scope="module")
@@ -218,7 +220,7 @@ DRIVER_KEYS = version_keys()
 
 def _driver_module_generated(key: str) -> bool:
     major, minor = key.split(".")
-    return (REPO / "cudart" / f"driver_{int(major) * 1000 + int(minor) * 10}.py").exists()
+    return is_view("driver", int(major) * 1000 + int(minor) * 10)
 
 
 @pytest.fixture(scope="module")

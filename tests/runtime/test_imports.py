@@ -14,6 +14,8 @@ from pathlib import Path
 
 from suite import REPO
 
+from cudart._views import is_view, split_name
+
 PACKAGE = REPO / "cudart"
 
 
@@ -49,9 +51,13 @@ def base_of(module: str, node: ast.ImportFrom) -> str:
 
 
 def is_submodule(name: str) -> bool:
-    """A module of the package (hand-written, or a generated one through its link)."""
+    """A module of the package (hand-written, a generated one through its link, or a
+    version's view of a merged one: cudart/_views.py)."""
     folder, _, leaf = name.rpartition(".")
     where = REPO.joinpath(*folder.split("."))
+    split = split_name(leaf) if folder == "cudart" else None
+    if split is not None and is_view(*split):
+        return True
     return (where / f"{leaf}.py").exists() or (where / leaf / "__init__.py").exists()
 
 

@@ -503,14 +503,9 @@ def test_raw_functions_take_a_function_and_packed_arguments():
 
 
 def _raw_modules():
-    import pathlib
+    from cudart._views import versions
 
-    folder = pathlib.Path(cudart.__file__).parent
-    return [
-        importlib.import_module(f"cudart.{p.stem}")
-        for p in sorted(folder.glob("sys_*.py"))
-        if p.stem[4:].isdigit()
-    ]
+    return [importlib.import_module(f"cudart.sys_{v}") for v in versions("sys")]
 
 
 RAW_MODULES = _raw_modules()
