@@ -89,6 +89,17 @@ def _mapped_path(fragment: str) -> str:
     return ""
 
 
+def checkout_relative(path: str) -> str:
+    """A path inside this checkout, relative to it: a record is read on other machines,
+    where the folder of the copy that ran tells nothing (and names the machine)."""
+    for root in dict.fromkeys((REPO, REPO.resolve())):
+        try:
+            return str(Path(path).relative_to(root))
+        except ValueError:
+            continue
+    return path
+
+
 def format_version(version: int) -> str:
     return f"{version // 1000}.{version % 1000 // 10}" if version else "?"
 
@@ -144,8 +155,8 @@ def describe(runtime: Runtime) -> dict:
         "gpu": runtime.has_gpu,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "runtime": (
-            f"libcudart {format_version(runtime.version)} ({runtime.path}), bindings "
-            f"sys_{runtime.bindings}, "
+            f"libcudart {format_version(runtime.version)} ({checkout_relative(runtime.path)}), "
+            f"bindings sys_{runtime.bindings}, "
             f"driver {format_version(runtime.driver) if runtime.driver else 'none'}"
             if runtime.rt is not None
             else runtime.error
