@@ -3,6 +3,8 @@
 python -m bench [--only cpu|gpu|all] [--rows compile,...] [--output F.json] [--markdown F.md|-]
                 [--quick]
 python -m bench merge A.json B.json ... [--output FILE.json] [--markdown FILE.md|-]
+python -m bench stamp [FILE]   the commit of this tree, for a copy of it that runs elsewhere
+                               (default .device/bench-stamp; bench/stamp.py)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 
 from . import env as envmod
-from . import report, rows
+from . import report, rows, stamp
 
 HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
@@ -26,6 +28,7 @@ REPRODUCE = [
     "make bench                      # every row this machine can run -> bench/RESULTS.md",
     "# or: CPU rows here, GPU rows on the GPU machine (no generator tools there), then merge",
     "make bench BENCH_ARGS='--only cpu --output cpu.json --markdown -'",
+    ".venv/bin/python -m bench stamp   # the commit, for the copy there (.device/bench-stamp)",
     "python3 setup.py --quiet build_ext --inplace   # GPU machine: the compiled backend",
     "PYTHONPATH=$PWD python3 -m bench --only gpu --output gpu.json --markdown -   # GPU machine",
     ".venv/bin/python -m bench merge gpu.json cpu.json   # -> bench/results.json, bench/RESULTS.md",
@@ -153,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     if argv[:1] == ["merge"]:
         return merge(argv[1:])
+    if argv[:1] == ["stamp"] and len(argv) <= 2:
+        print(stamp.write(Path(argv[1]) if len(argv) == 2 else stamp.STAMP))
+        return 0
     return run(argv)
 
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from . import stamp
+
+REPO = stamp.REPO
 
 
 @dataclass
@@ -121,6 +123,21 @@ def _cpu_model() -> str:
 
 
 def _commit() -> str:
+    """The commit of the tree this run measures: its stamp's where the stamp is of this
+    very tree (bench/stamp.py: on the GPU machine git does not describe the copy it
+    runs), else git's."""
+    stamped = stamp.read()
+    if stamped is not None and not stamped.differing:
+        return stamped.text
+    found = _git_commit()
+    if stamped is None:
+        return found if found[:7] != "unknown" else f"{found}: no stamp (python -m bench stamp)"
+    n = len(stamped.differing)
+    differ = f"{stamp._files(n)} {'differs' if n == 1 else 'differ'}"
+    return f"{found} (its stamp, of {stamped.commit[:7]}, is not of this tree: {differ})"
+
+
+def _git_commit() -> str:
     if not (REPO / ".git").exists() or not shutil.which("git"):
         return "unknown (no git checkout)"
     try:
