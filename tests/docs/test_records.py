@@ -116,3 +116,55 @@ def test_the_bench_names_its_runtime_relative_to_the_checkout():
     described = env.describe(env.Runtime(rt=cudart.sys, path=str(inside), version=13000))
     assert described["runtime"].startswith("libcudart 13.0 (.device/libs/13.0/libcudart.so.13)")
     assert str(REPO) not in described["runtime"]
+
+
+# ----------------------------------------------- what tests/gpu/RESULTS.md says of a digest
+
+GPU_RESULTS = REPO / "tests" / "gpu" / "RESULTS.md"
+COUNTED = re.compile(r"(\d+) failures? in (\d+) runs?")
+DIGEST = re.compile(r"results/(\d{4}-\d\d-\d\d-[\w.-]+?\.md)")
+
+
+def _bullets(text: str) -> list[str]:
+    """Each list item of the file with its continuation lines, nested items included."""
+    items: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("- "):
+            items.append(line)
+        elif items and line.startswith("  "):
+            items[-1] += "\n" + line
+        else:
+            items.append("")
+    return [i for i in items if i]
+
+
+def digest_failures(name: str) -> tuple[int, int, int]:
+    """(failed tests, runs with a failure, runs) of a digest's whole-suite table."""
+    text = (REPO / "tests" / "gpu" / "results" / name).read_text(encoding="utf-8")
+    table = text.split("Of which", 1)[0]
+    failed = [
+        int(cells[4])
+        for line in table.splitlines()
+        if line.startswith("| ") and len(cells := [c.strip() for c in line.split("|")]) > 5
+        if cells[4].isdigit()
+    ]
+    return sum(failed), sum(f > 0 for f in failed), len(failed)
+
+
+def test_results_counts_failures_as_its_digests_do():
+    """Where an entry of tests/gpu/RESULTS.md names its digests and counts "N failures in
+    M runs" (M: the runs that failed, or all of them where none did), one of its counts
+    is the digests' own. At bec1204 it said 7 in 6; the digests show 6 in 5."""
+    checked = 0
+    for bullet in _bullets(GPU_RESULTS.read_text(encoding="utf-8")):
+        said = {(int(n), int(m)) for n, m in COUNTED.findall(bullet)}
+        names = sorted(set(DIGEST.findall(bullet)))
+        if not said or not names:
+            continue
+        failed, failing_runs, runs = (
+            sum(x) for x in zip(*map(digest_failures, names), strict=True)
+        )
+        expected = (failed, failing_runs if failed else runs)
+        assert expected in said, (f"the digests show {expected}, the entry says {said}", names)
+        checked += 1
+    assert checked >= 2
