@@ -3,6 +3,8 @@
 python -m bench [--only cpu|gpu|all] [--rows compile,...] [--output F.json] [--markdown F.md|-]
                 [--quick]
 python -m bench merge A.json B.json ... [--output FILE.json] [--markdown FILE.md|-]
+python -m bench stamp [FILE]   the commit of this tree, for a copy of it that runs elsewhere
+                               (default .device/bench-stamp; bench/stamp.py)
 """
 
 from __future__ import annotations
@@ -16,19 +18,22 @@ import time
 from pathlib import Path
 
 from . import env as envmod
-from . import report, rows
+from . import latest, report, rows, stamp
 
 HERE = Path(__file__).resolve().parent
 RESULTS_JSON = HERE / "results.json"
-RESULTS_MD = HERE / "RESULTS.md"
+# A full run's or a merge's report is recorded as bench/results/<date>-<what>.md, and
+# bench/RESULTS.md remade from the records (bench/latest.py): never written directly.
+RECORDS = HERE / "results"
 
 REPRODUCE = [
-    "make bench                      # every row this machine can run -> bench/RESULTS.md",
+    "make bench                      # every row here -> a record in bench/results/, RESULTS.md",
     "# or: CPU rows here, GPU rows on the GPU machine (no generator tools there), then merge",
     "make bench BENCH_ARGS='--only cpu --output cpu.json --markdown -'",
+    ".venv/bin/python -m bench stamp   # the commit, for the copy there (.device/bench-stamp)",
     "python3 setup.py --quiet build_ext --inplace   # GPU machine: the compiled backend",
     "PYTHONPATH=$PWD python3 -m bench --only gpu --output gpu.json --markdown -   # GPU machine",
-    ".venv/bin/python -m bench merge gpu.json cpu.json   # -> bench/results.json, bench/RESULTS.md",
+    ".venv/bin/python -m bench merge gpu.json cpu.json   # -> results.json, a record, RESULTS.md",
 ]
 
 
@@ -50,7 +55,13 @@ def _write(data: dict, output: Path | None, md_path: Path | None) -> str:
         md_path.parent.mkdir(parents=True, exist_ok=True)
         md_path.write_text(text, encoding="utf-8")
         _progress(f"wrote {md_path}")
+        if md_path.resolve().parent == RECORDS.resolve():
+            latest.main([])  # a new record: RESULTS.md follows it
     return text
+
+
+def _record(what: str) -> Path:
+    return RECORDS / f"{time.strftime('%Y-%m-%d', time.gmtime())}-{what}.md"
 
 
 def _md_arg(value: str | None, default: Path | None) -> Path | None:
@@ -80,7 +91,7 @@ def run(argv: list[str]) -> int:
     wanted = set(args.rows.split(",")) if args.rows else None
     full = args.only == "all" and wanted is None
     output = args.output or (RESULTS_JSON if full else HERE / f"results-{args.only}.json")
-    md_path = _md_arg(args.markdown, RESULTS_MD if full else None)
+    md_path = _md_arg(args.markdown, _record("full") if full else None)
 
     started = time.perf_counter()
     runtime = envmod.load()
@@ -125,7 +136,9 @@ def merge(argv: list[str]) -> int:
     )
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--output", type=Path, default=RESULTS_JSON)
-    parser.add_argument("--markdown", help=f"Markdown file, or - for none (default {RESULTS_MD})")
+    parser.add_argument(
+        "--markdown", help="Markdown file, or - for none (default bench/results/<date>-merge.md)"
+    )
     args = parser.parse_args(argv)
     try:
         files = [report.load(p) for p in args.files]
@@ -139,7 +152,7 @@ def merge(argv: list[str]) -> int:
         "reproduce": REPRODUCE,
         "rows": report.merge(files),
     }
-    print(_write(data, args.output, _md_arg(args.markdown, RESULTS_MD)))
+    print(_write(data, args.output, _md_arg(args.markdown, _record("merge"))))
     return 0
 
 
@@ -153,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     if argv[:1] == ["merge"]:
         return merge(argv[1:])
+    if argv[:1] == ["stamp"] and len(argv) <= 2:
+        print(stamp.write(Path(argv[1]) if len(argv) == 2 else stamp.STAMP))
+        return 0
     return run(argv)
 
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from . import stamp
+
+REPO = stamp.REPO
 
 
 @dataclass
@@ -89,6 +91,17 @@ def _mapped_path(fragment: str) -> str:
     return ""
 
 
+def checkout_relative(path: str) -> str:
+    """A path inside this checkout, relative to it: a record is read on other machines,
+    where the folder of the copy that ran tells nothing (and names the machine)."""
+    for root in dict.fromkeys((REPO, REPO.resolve())):
+        try:
+            return str(Path(path).relative_to(root))
+        except ValueError:
+            continue
+    return path
+
+
 def format_version(version: int) -> str:
     return f"{version // 1000}.{version % 1000 // 10}" if version else "?"
 
@@ -110,6 +123,21 @@ def _cpu_model() -> str:
 
 
 def _commit() -> str:
+    """The commit of the tree this run measures: its stamp's where the stamp is of this
+    very tree (bench/stamp.py: on the GPU machine git does not describe the copy it
+    runs), else git's."""
+    stamped = stamp.read()
+    if stamped is not None and not stamped.differing:
+        return stamped.text
+    found = _git_commit()
+    if stamped is None:
+        return found if found[:7] != "unknown" else f"{found}: no stamp (python -m bench stamp)"
+    n = len(stamped.differing)
+    differ = f"{stamp._files(n)} {'differs' if n == 1 else 'differ'}"
+    return f"{found} (its stamp, of {stamped.commit[:7]}, is not of this tree: {differ})"
+
+
+def _git_commit() -> str:
     if not (REPO / ".git").exists() or not shutil.which("git"):
         return "unknown (no git checkout)"
     try:
@@ -144,8 +172,8 @@ def describe(runtime: Runtime) -> dict:
         "gpu": runtime.has_gpu,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "runtime": (
-            f"libcudart {format_version(runtime.version)} ({runtime.path}), bindings "
-            f"sys_{runtime.bindings}, "
+            f"libcudart {format_version(runtime.version)} ({checkout_relative(runtime.path)}), "
+            f"bindings sys_{runtime.bindings}, "
             f"driver {format_version(runtime.driver) if runtime.driver else 'none'}"
             if runtime.rt is not None
             else runtime.error

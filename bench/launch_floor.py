@@ -7,10 +7,9 @@ with and without argtypes; and the same call with the GIL held (PyDLL). Needs a 
 
     PYTHONPATH=. python3 bench/launch_floor.py
 
-The figures behind the launch rows' notes in bench/report.py (WHY) came from this. The
-launch rows of `python -m bench` now time the same paths (and C calling
-cudaLaunchKernelExC on the same config, function and slots, in the same process), round
-by round: prefer them for ratios.
+The launch rows' first explanations came from this. The launch rows of `python -m bench`
+now time the same paths (and C calling cudaLaunchKernelExC on the same config, function
+and slots, in the same process), round by round: prefer them for ratios.
 """
 
 import ctypes

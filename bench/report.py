@@ -207,52 +207,54 @@ TARGETS += [
     if row != "call.cudaGetDevice.raising"  # the raw call returns the status, raises nothing
 ]
 
-# Why a target is missed, keyed by target id, from what the runs showed; printed beside
-# a miss (and ignored where the target is met).
+# Why a target is missed, keyed by target id: the reason in words, printed beside a miss
+# (and ignored where the target is met). No figures: a report prints only what its own
+# run measured, so what a reason rests on is cited from the run's rows (CITES) and the
+# row's own split (_split, _floor); figures of other runs live in bench/README.md, each
+# with the run it comes from. tests/bench/test_report.py holds both to that.
 WHY: dict[str, str] = {
     "checked.cudaGetDevice.cuda-bindings": (
         "The checked function is Python around the compiled call, which provides the "
-        "output itself (an 8-byte slot of the call's own, returned with the status): a "
-        "Python frame, the status check and a tuple, about 100-150 ns on these machines, "
-        "where cuda-bindings' Cython function has no Python frame. Before the output "
-        "slots (a ctypes c_int made and read per call) it was 1.75x."
+        "output itself (a slot of the call's own, returned with the status): a Python "
+        "frame, the status check and a tuple, where cuda-bindings' Cython function has no "
+        "Python frame."
     ),
     "launch4.C": (
-        "At the noise floor of any call from Python: in the same run a bare compiled call "
-        "of cudaLaunchKernelExC with the very same prebuilt arguments measured 1.08x, "
-        "Function.launch (packing in C, no ctypes frame) 1.09x; the run before it, same "
-        "code path, measured 1.04x (met). What remains over the C loop is the call into C "
-        "and the GIL's release (kept: a launch may wait on a full queue behind a Python "
-        "host function), 100-300 ns against a 3.7 us launch; the ctypes launch was 1.2x."
+        "What remains over the C loop is the call into C and the GIL's release (kept: a "
+        "launch may wait on a full queue behind a Python host function)."
     ),
     "launch4.grid.C": (
-        "What Function.launch adds to the C loop's call, by instruction (python -m "
-        "bench.instructions launch floor, on the CPU machine at 777d50d, into a launch "
-        "function that returns at once): about 1850 a launch against 340 for a loop calling "
-        "a builtin: the interpreter's loop and call about 580, releasing and re-taking the "
-        "GIL about 400 (the call.gil row; kept: a launch may wait on a full queue), the C "
-        "launcher about 870 (four arguments, of which a ctypes c_float read through the "
-        "buffer protocol about 115; the new grid; the configuration). On the H200 that was "
-        "0.28-0.60 us over C's 3.5-4.4 us in four runs: 1.08-1.14x C (the higher where the "
-        "machine ran slow)."
+        "What Function.launch adds to the C loop's call: the interpreter's loop and call, "
+        "releasing and re-taking the GIL (kept: a launch may wait on a full queue), and the "
+        "C launcher's reading of the arguments, the new grid and the configuration; "
+        "`python -m bench.instructions launch floor` counts each by instruction."
     ),
     "launch4.arrays.C": (
-        "As a launch with a new grid (that target's note), and each array's address: C "
-        "reads a cupy.ndarray's data.ptr and size, a cudart.arrays.DeviceArray's ptr, "
-        "which give what __cuda_array_interface__ would without building its dict (for "
-        "two CuPy arrays that dict costs 1.1-2.1 us on the H200: the row's 'no launch' "
-        "line). 1.12-1.25x C with CuPy arrays in four runs, 1.14-1.16x with cudart's in two."
+        "As a launch with a new grid (that target's reason), and each array's address: C "
+        "reads a cupy.ndarray's data.ptr and size, a cudart.arrays.DeviceArray's ptr, which "
+        "give what __cuda_array_interface__ would without building its dict (the row's "
+        "'no launch' line times that dict)."
     ),
     "checked23.call.cudaStreamQuery.object.CuPy": (
-        "CuPy's streamQuery holds the GIL through the call (cupy_backends/cuda/api/"
-        "runtime.pyx, 1008-1009); cudart releases it for every call that may wait "
-        "(generator/gil.py), 65-92 ns on the H200: see bench/README.md, 'Against CuPy'."
+        "CuPy's streamQuery holds the GIL through the call; cudart releases it for every "
+        "call that may wait (generator/gil.py): see bench/README.md, 'Against CuPy: which "
+        "calls hold the GIL'."
     ),
     "launch4.cuda-bindings": (
-        "cuda-bindings' fastest form is Cython calling cuLaunchKernel with arguments "
-        "packed once and no Python frame in between; cudart's launch is a ctypes foreign "
-        "call behind a Python method. cudart is ahead of cuda-bindings' idiomatic form "
-        "(values and types per call) and of CuPy."
+        "cuda-bindings' fastest form is Cython calling cuLaunchKernel with arguments packed "
+        "once and no Python frame in between; cudart's launch is a foreign call behind a "
+        "Python method."
+    ),
+}
+
+# Rows of the same run a reason rests on, by target id: (row id, implementation, what
+# it is), printed with the run's own figure where the run measured it.
+CITES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "launch4.C": (("call.gil", "C", "releasing and re-taking the GIL"),),
+    "launch4.grid.C": (("call.gil", "C", "releasing and re-taking the GIL"),),
+    "launch4.arrays.C": (("call.gil", "C", "releasing and re-taking the GIL"),),
+    "checked23.call.cudaStreamQuery.object.CuPy": (
+        ("call.gil", "C", "releasing and re-taking the GIL"),
     ),
 }
 
@@ -317,6 +319,19 @@ def _floor(row: dict | None, t: Target) -> str:
     )
 
 
+def _cited(by_id: dict[str, dict], target_id: str) -> str:
+    """The figures of this run that the target's reason rests on ('' where it measured
+    none of them)."""
+    said = []
+    for row_id, name, words in CITES.get(target_id, ()):
+        row = by_id.get(row_id)
+        impl = _impl(row, name) if row is not None else None
+        if row is not None and impl is not None:
+            said.append(f"{words}: {_num(impl['median'])} {row['unit']} in this run ({row_id})")
+    text = "; ".join(said)
+    return f"{text[:1].upper()}{text[1:]}." if text else ""
+
+
 def verdicts(rows: list[dict]) -> list[dict]:
     by_id = {r["id"]: r for r in rows}
     out = []
@@ -334,7 +349,12 @@ def verdicts(rows: list[dict]) -> list[dict]:
             why = (
                 ""
                 if met
-                else " ".join(filter(None, (WHY.get(t.id), _split(row, t), _floor(row, t))))
+                else " ".join(
+                    filter(
+                        None,
+                        (WHY.get(t.id), _cited(by_id, t.id), _split(row, t), _floor(row, t)),
+                    )
+                )
             )
             entry.update(
                 status="met" if met else "missed",

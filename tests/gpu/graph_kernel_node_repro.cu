@@ -17,17 +17,33 @@
 // Build (host code only: no fatbinary of its own to register):
 //        nvcc -x c++ -cudart none -o graph_kernel_node_repro graph_kernel_node_repro.cu -ldl
 // Run:   graph_kernel_node_repro LIBCUDART FATBIN N [registered-first]
+//        graph_kernel_node_repro LIBCUDART FATBIN N register FUNCTIONS VARIABLES [library-first]
 //
 // registered-first: each round first does what test_graphs.py's module does before its
 // library-route test, the register route on the same image: __cudaRegisterFatBinary,
 // __cudaRegisterFunction("axpy"), a kernel node of that host function described, then
 // __cudaUnregisterFatBinary; then the library-route sequence above.
+//
+// register: the same kernel-node sequence on the register route, as cudart.kernels'
+// RegisteredLoader does it each round: __cudaRegisterFatBinary, __cudaRegisterFunction
+// for each of FUNCTIONS (comma-separated, in the bindings' order) and __cudaRegisterVar
+// for each of VARIABLES (name:size:constant, comma-separated; "-" for none), each named
+// by a host address of its own, then __cudaRegisterFatBinaryEnd; cudaFuncGetAttributes
+// of the first function (the bindings' loadability check); the graph above with the
+// axpy node's func the registered host address; cudaGraphKernelNodeGetParams; destroy
+// the graph, __cudaUnregisterFatBinary. (test_graphs.py's 13.2 failure at bec1204: the
+// bindings' register route described a NULL func, which the library route's race does
+// not explain.) library-first: each round first loads the same image as a library,
+// describes a node of its kernel and unloads it, as the pytest process's earlier
+// library-route tests did.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 // The C declaration's type; cuda_runtime.h (which nvcc includes) overloads some names
@@ -39,6 +55,9 @@
         fprintf(stderr, "%s: no %s in %s\n", argv[0], #name, argv[1]);              \
         return 2;                                                                   \
     }
+
+// A symbol only some modes call (the library route's, 12.8+): NULL where absent.
+#define BIND_OPTIONAL(name) decltype(&::name) name##_ = (decltype(&::name))dlsym(lib, #name);
 
 #define CHECK(call)                                                                 \
     do {                                                                            \
@@ -65,10 +84,39 @@ static std::vector<char> read_file(const char *path)
     return data;
 }
 
+struct Variable {
+    std::string name;
+    size_t size;
+    int constant;
+};
+
+static std::vector<std::string> split(const char *list)
+{
+    std::vector<std::string> out;
+    std::string item;
+    for (const char *c = list;; ++c) {
+        if (*c == ',' || *c == '\0') {
+            if (!item.empty())
+                out.push_back(item);
+            item.clear();
+            if (*c == '\0')
+                return out;
+        } else {
+            item += *c;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "registered-first") == 0)) {
-        fprintf(stderr, "usage: %s LIBCUDART FATBIN N [registered-first]\n", argv[0]);
+    const bool registered_first = argc == 5 && strcmp(argv[4], "registered-first") == 0;
+    const bool register_route = (argc == 7 || argc == 8) && strcmp(argv[4], "register") == 0;
+    const bool library_first = argc == 8 && strcmp(argv[7], "library-first") == 0;
+    if (argc != 4 && !registered_first && !(register_route && (argc == 7 || library_first))) {
+        fprintf(stderr,
+                "usage: %s LIBCUDART FATBIN N [registered-first]\n"
+                "       %s LIBCUDART FATBIN N register FUNCTIONS VARIABLES [library-first]\n",
+                argv[0], argv[0]);
         return 2;
     }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -82,7 +130,27 @@ int main(int argc, char **argv)
         return 2;
     }
     const int rounds = atoi(argv[3]);
-    const bool registered_first = argc == 5;
+    std::vector<std::string> functions;
+    std::vector<Variable> variables;
+    if (register_route) {
+        functions = split(argv[5]);
+        for (const std::string &v : split(argv[6])) {
+            size_t a = v.find(':'), b = v.rfind(':');
+            if (v == "-")
+                continue;
+            if (a == std::string::npos || a == b) {
+                fprintf(stderr, "%s: a variable is name:size:constant, not %s\n", argv[0],
+                        v.c_str());
+                return 2;
+            }
+            variables.push_back({v.substr(0, a), (size_t)strtoull(v.c_str() + a + 1, NULL, 10),
+                                 atoi(v.c_str() + b + 1)});
+        }
+        if (std::find(functions.begin(), functions.end(), "axpy") == functions.end()) {
+            fprintf(stderr, "%s: FUNCTIONS must name axpy\n", argv[0]);
+            return 2;
+        }
+    }
 
     BIND(cudaGetErrorName)
     BIND(cudaGetLastError)
@@ -91,9 +159,14 @@ int main(int argc, char **argv)
     BIND(cudaFree)
     BIND_AS(cudaMallocHost, AllocFn)
     BIND(cudaFreeHost)
-    BIND(cudaLibraryLoadData)
-    BIND(cudaLibraryGetKernel)
-    BIND(cudaLibraryUnload)
+    BIND_OPTIONAL(cudaLibraryLoadData)
+    BIND_OPTIONAL(cudaLibraryGetKernel)
+    BIND_OPTIONAL(cudaLibraryUnload)
+    if ((!register_route || library_first) &&
+        !(cudaLibraryLoadData_ && cudaLibraryGetKernel_ && cudaLibraryUnload_)) {
+        fprintf(stderr, "%s: no library route (cudaLibraryLoadData) in %s\n", argv[0], argv[1]);
+        return 2;
+    }
     BIND(cudaGraphCreate)
     BIND(cudaGraphDestroy)
     BIND(cudaGraphAddMemcpyNode1D)
@@ -107,6 +180,9 @@ int main(int argc, char **argv)
     BIND_AS(__cudaRegisterFatBinaryEnd, RegisterFatBinaryEnd)
     BIND_AS(__cudaRegisterFunction, RegisterFunction)
     BIND_AS(__cudaUnregisterFatBinary, RegisterFatBinaryEnd)
+    typedef void (*RegisterVar)(void **, char *, char *, const char *, int, size_t, int, int);
+    BIND_AS(__cudaRegisterVar, RegisterVar)
+    BIND(cudaFuncGetAttributes)
     // nvcc's stub's __fatBinC_Wrapper_t: magic, version 1, the image, an unused pointer.
     struct {
         int magic, version;
@@ -135,7 +211,7 @@ int main(int argc, char **argv)
     int described = 0, null_func = 0, not_described = 0, wrong = 0, error = 0;
     cudaError_t first_error = cudaSuccess;
 
-    int registered_described = 0;
+    int registered_described = 0, library_described = 0;
     for (int round = 0; round < rounds; ++round) {
         if (registered_first) {
             void **handle = __cudaRegisterFatBinary_(&wrapper);
@@ -160,10 +236,63 @@ int main(int argc, char **argv)
             CHECK(cudaGraphDestroy_(graph));
             __cudaUnregisterFatBinary_(handle);
         }
-        cudaLibrary_t library;
-        CHECK(cudaLibraryLoadData_(&library, image.data(), NULL, NULL, 0, NULL, NULL, 0));
-        cudaKernel_t kernel;
-        CHECK(cudaLibraryGetKernel_(&kernel, library, "axpy"));
+        if (library_first) {
+            cudaLibrary_t earlier;
+            CHECK(cudaLibraryLoadData_(&earlier, image.data(), NULL, NULL, 0, NULL, NULL, 0));
+            cudaKernel_t kernel;
+            CHECK(cudaLibraryGetKernel_(&kernel, earlier, "axpy"));
+            cudaGraph_t graph;
+            CHECK(cudaGraphCreate_(&graph, 0));
+            cudaKernelNodeParams params;
+            memset(&params, 0, sizeof params);
+            params.func = (void *)kernel;
+            params.gridDim = dim3((n + 255) / 256, 1, 1);
+            params.blockDim = dim3(256, 1, 1);
+            params.kernelParams = args;
+            cudaGraphNode_t node;
+            CHECK(cudaGraphAddKernelNode_(&node, graph, NULL, 0, &params));
+            cudaKernelNodeParams got;
+            memset(&got, 0, sizeof got);
+            if (cudaGraphKernelNodeGetParams_(node, &got) == cudaSuccess && got.func != NULL)
+                ++library_described;
+            cudaGetLastError_();
+            CHECK(cudaGraphDestroy_(graph));
+            CHECK(cudaLibraryUnload_(earlier));
+        }
+        // The node's func: the library's cudaKernel_t, or the registered host address.
+        void *func = NULL;
+        cudaLibrary_t library = NULL;
+        void **handle = NULL;
+        // One byte per name, its address the name's identity to the runtime (as
+        // cudart.kernels._registration does); alive until the image is unregistered.
+        std::vector<char> anchors(functions.size() + variables.size() + 1);
+        if (register_route) {
+            handle = __cudaRegisterFatBinary_(&wrapper);
+            if (handle == NULL) {
+                fprintf(stderr, "__cudaRegisterFatBinary refused the image\n");
+                return 3;
+            }
+            for (size_t k = 0; k < functions.size(); ++k) {
+                char *name = (char *)functions[k].c_str();
+                __cudaRegisterFunction_(handle, &anchors[k], name, name, -1, NULL, NULL, NULL,
+                                        NULL, NULL);
+                if (functions[k] == "axpy")
+                    func = &anchors[k];
+            }
+            for (size_t k = 0; k < variables.size(); ++k) {
+                char *name = (char *)variables[k].name.c_str();
+                __cudaRegisterVar_(handle, &anchors[functions.size() + k], name, name, 0,
+                                   variables[k].size, variables[k].constant, 0);
+            }
+            __cudaRegisterFatBinaryEnd_(handle);
+            cudaFuncAttributes attributes;
+            CHECK(cudaFuncGetAttributes_(&attributes, &anchors[0]));
+        } else {
+            CHECK(cudaLibraryLoadData_(&library, image.data(), NULL, NULL, 0, NULL, NULL, 0));
+            cudaKernel_t kernel;
+            CHECK(cudaLibraryGetKernel_(&kernel, library, "axpy"));
+            func = (void *)kernel;
+        }
 
         cudaGraph_t graph;
         CHECK(cudaGraphCreate_(&graph, 0));
@@ -174,7 +303,7 @@ int main(int argc, char **argv)
                                         cudaMemcpyHostToDevice));
         cudaKernelNodeParams params;
         memset(&params, 0, sizeof params);
-        params.func = (void *)kernel;
+        params.func = func;
         params.gridDim = dim3((n + 255) / 256, 1, 1);
         params.blockDim = dim3(256, 1, 1);
         params.kernelParams = args;
@@ -203,12 +332,17 @@ int main(int argc, char **argv)
             ++described;
         }
         CHECK(cudaGraphDestroy_(graph));
-        CHECK(cudaLibraryUnload_(library));
+        if (register_route)
+            __cudaUnregisterFatBinary_(handle);
+        else
+            CHECK(cudaLibraryUnload_(library));
     }
     printf("counts described=%d null_func=%d not_described=%d wrong=%d error=%d\n", described,
            null_func, not_described, wrong, error);
     if (registered_first)
         printf("registered_described %d\n", registered_described);
+    if (library_first)
+        printf("library_described %d\n", library_described);
     if (first_error != cudaSuccess)
         printf("first_error %s\n", cudaGetErrorName_(first_error));
     CHECK(cudaFree_(dx));

@@ -8,10 +8,12 @@
 # API 3.11, so the machine's newer Python loads them), stripped, as fast/<their path>.
 # Written to .device/payload.tar.xz, which run_on_device.sh unpacks into .device/ there;
 # and the commit of this tree (with a flag for uncommitted changes) as .device/COMMIT,
-# which run_on_device.sh records with the results.
+# which run_on_device.sh records with the results, and as .device/bench-stamp, which a
+# bench run there records (bench/stamp.py: it checks the tree it runs is the one stamped).
 set -eu
 cd "$(dirname "$0")/../.."
 .venv/bin/python tests/gpu/summarize.py stamp .device/COMMIT
+.venv/bin/python -m bench stamp .device/bench-stamp
 rm -rf .device/stage
 .venv/bin/python -m tests.gpu.stage_device_libs .device/stage
 rm -rf .device/stage/fast

@@ -15,6 +15,7 @@ lead commits it as tests/gpu/results/<date>-<commit>.md.
 from __future__ import annotations
 
 import datetime
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -26,6 +27,7 @@ from pathlib import Path
 # spell it (the node id's path with dots).
 PARTS = {"tests/gpu/peer": "tests.gpu.peer."}
 UNKNOWN_COMMIT = "unknown"
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def machine() -> str:
@@ -131,8 +133,17 @@ def _runtime(log: Path) -> str:
         return "?"
     for line in log.read_text().splitlines():
         if "runtime:" in line:
-            return line.split("runtime:", 1)[1].strip()
+            return checkout_relative(line.split("runtime:", 1)[1].strip(), CHECKOUT)
     return "?"
+
+
+def checkout_relative(text: str, checkout: Path) -> str:
+    """text with each path inside the checkout written relative to it. A record is
+    committed and read on other machines: the folder that machine's copy of the tree
+    happened to lie in tells them nothing, and names that machine."""
+    for root in dict.fromkeys((str(checkout), str(checkout.resolve()))):
+        text = re.sub(rf"(?<![\w./-]){re.escape(root.rstrip('/'))}/", "", text)
+    return text
 
 
 def table(runs: list[Run], prefix: str = "") -> list[str]:
@@ -184,7 +195,7 @@ def digest(runs: list[Run], commit: str, dirty: bool, header: str) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["stamp"] and len(argv) == 2:
-        print(stamp(Path(argv[1]), Path(__file__).resolve().parents[2]), end="")
+        print(stamp(Path(argv[1]), CHECKOUT), end="")
         return 0
     if len(argv) not in (1, 2):
         print(__doc__, file=sys.stderr)

@@ -365,15 +365,15 @@ def kernel_node_description(rt, kernel, params, a: float, n: int) -> str:
     return "described"
 
 
-# graph_kernel_node_repro.cu's rounds, and the bindings' own, on the library route.
+# graph_kernel_node_repro.cu's rounds, and the bindings' own, on either route.
 REPRO_ROUNDS = 200
 OUTCOMES = ("described", "null_func", "not_described", "wrong", "error")
 
 
 def _c_outcomes(tmp_path_factory, *mode: str) -> Counter[str]:
-    """The library route's kernel-node descriptions as C gets them from the same
-    libcudart file, REPRO_ROUNDS times (tests/gpu/graph_kernel_node_repro.cu; `mode`:
-    its optional "registered-first")."""
+    """The kernel-node descriptions as C gets them from the same libcudart file,
+    REPRO_ROUNDS times (tests/gpu/graph_kernel_node_repro.cu; `mode`: none for the
+    library route, "registered-first", or register_mode()'s)."""
     exe = tmp_path_factory.mktemp("repro") / "graph_kernel_node_repro"
     source = Path(__file__).resolve().parent / "graph_kernel_node_repro.cu"
     built = subprocess.run(
@@ -412,6 +412,30 @@ def c_library_outcomes_after_register(rt, tmp_path_factory) -> Counter[str]:
     return _c_outcomes(tmp_path_factory, "registered-first")
 
 
+def register_mode(*history: str) -> list[str]:
+    """The reproducer's register mode with the names cudart.kernels registers for the
+    image, in its order: "register FUNCTIONS VARIABLES [library-first]"."""
+    from cudart.kernels._routes import _names
+
+    names, sizes = _names((KERNELS / "kernels.fatbin").read_bytes(), (), {})
+    variables = ",".join(f"{n}:{size}:{int(constant)}" for n, (size, constant) in sizes.items())
+    return ["register", ",".join(names), variables or "-", *history]
+
+
+@pytest.fixture(scope="module")
+def c_register_outcomes(rt, tmp_path_factory) -> Counter[str]:
+    """C's answers on the register route, under either history a pytest process has:
+    the register route alone, and each round after the same image loaded as a library
+    and described there (where the runtime has the library route). The larger count of
+    each outcome. test_graphs.py's register-route failure at bec1204 (13.2: a NULL
+    func) is unexplained until this says C shows it too."""
+    fresh = _c_outcomes(tmp_path_factory, *register_mode())
+    if "library" not in routes(rt):
+        return fresh
+    after = _c_outcomes(tmp_path_factory, *register_mode("library-first"))
+    return Counter({k: max(fresh[k], after[k]) for k in OUTCOMES})
+
+
 def test_kernel_node_graph_and_its_updates(rt, mem, axpy, request):
     route, func = axpy
     n = 10_000
@@ -428,17 +452,16 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy, request):
 
     outcome = kernel_node_description(rt, kernel, params, 2.0, n)
     if outcome != "described":
-        # Accepted only where C, on this libcudart, gets the same answer: the library
-        # route, with graph_kernel_node_repro.cu showing it in its rounds.
-        # This module's register-route tests ran first, as the reproducer's mode does.
-        c = (
-            request.getfixturevalue("c_library_outcomes_after_register")
-            if route == "library"
-            else Counter()
+        # Accepted only where C, on this libcudart, gets the same answer on the same
+        # route: graph_kernel_node_repro.cu showing it in its rounds. On the library
+        # route this module's register-route tests ran first, as the reproducer's
+        # registered-first mode does.
+        c = request.getfixturevalue(
+            "c_library_outcomes_after_register" if route == "library" else "c_register_outcomes"
         )
         assert outcome in ("null_func", "not_described") and c[outcome] > 0, (
-            f"the {route} route's kernel node: {outcome}; C on this libcudart: "
-            f"{dict(c) or 'not run (register route)'}"
+            f"the {route} route's kernel node: {outcome}; C on this libcudart: {dict(c)} "
+            f"(each of {REPRO_ROUNDS} rounds)"
         )
 
     exec_ = mem.instantiate(graph)
@@ -512,6 +535,41 @@ def test_library_kernel_node_descriptions_as_c_gets_them(rt, mem, request):
         f"{dict(registered)} (each of {REPRO_ROUNDS} rounds)"
     )
     assert found["wrong"] == found["error"] == 0, summary
+    for odd in ("null_func", "not_described"):
+        if c[odd] == 0:
+            assert found[odd] == 0, f"{odd}: C never, the bindings did; {summary}"
+        else:
+            assert binomial_excess(found[odd], c[odd], REPRO_ROUNDS) < 3, summary
+
+
+def test_register_kernel_node_descriptions_as_c_gets_them(rt, mem, request):
+    """The register route's rounds of graph_kernel_node_repro.cu, by the bindings: each
+    round registers the image through cudart.kernels, describes the axpy node and
+    unregisters it. Their odd descriptions must be ones C gets too, about as often
+    (c_register_outcomes: C under either history); C never showing one means the
+    bindings must not either. At bec1204 the bindings' register route described a NULL
+    func once (13.2, test_kernel_node_graph_and_its_updates[register]), which no C run
+    had shown: a failure here where C shows none is the bindings' to explain."""
+    from cudart import kernels
+
+    c = request.getfixturevalue("c_register_outcomes")
+    n = 10_000
+    nbytes = 4 * n
+    bufs = (mem.pinned(nbytes), mem.pinned(nbytes), mem.pinned(nbytes))
+    dx, dy = mem.device(nbytes), mem.device(nbytes)
+    args = AxpyArgs(2.0, dx, dy, n)
+    found: Counter[str] = Counter({k: 0 for k in OUTCOMES})
+    for _ in range(REPRO_ROUNDS):
+        with kernels.load_module(KERNELS / "kernels.fatbin", route="register") as module:
+            func = int(module.get_function("axpy"))
+            graph, kernel, params = axpy_graph(rt, func, args, (*bufs, dx, dy, nbytes, n))
+            try:
+                found[kernel_node_description(rt, kernel, params, 2.0, n)] += 1
+            finally:
+                check(rt, rt.cudaGraphDestroy(graph))
+    summary = f"bindings {dict(found)}; C {dict(c)} (each of {REPRO_ROUNDS} rounds)"
+    assert found["wrong"] == found["error"] == 0, summary
+    assert c["wrong"] == c["error"] == 0, summary
     for odd in ("null_func", "not_described"):
         if c[odd] == 0:
             assert found[odd] == 0, f"{odd}: C never, the bindings did; {summary}"

@@ -173,3 +173,32 @@ def test_the_kernel_node_reproducer_binds_each_library_route_runtime(repro, head
         assert proc.stdout.splitlines()[0] == f"runtime {major * 1000 + minor * 10}", version
         assert proc.returncode == 3, (version, proc.stdout, proc.stderr)
         assert "cudaMallocHost_(&x_in, nbytes) failed: cudaError" in proc.stderr, version
+
+
+def test_the_kernel_node_reproducer_binds_each_runtime_on_the_register_route(repro, header_sets):
+    """Its register mode, with the names cudart.kernels registers, on every runtime (the
+    register route is in each, the library route's symbols only where library-first
+    asks for them): with no GPU it stops at the first device call, with the runtime's
+    own error."""
+    from .test_graphs import register_mode
+
+    fatbin = str(REPO / "tests" / "kernels" / "kernels.fatbin")
+    for version, headers in header_sets.items():
+        major, minor = (int(x) for x in version.split("."))
+        histories = [()] + ([("library-first",)] if (major, minor) >= LIBRARY_ROUTE_SINCE else [])
+        for history in histories:
+            proc = subprocess.run(
+                [str(repro), str(headers.library), fatbin, "2", *register_mode(*history)],
+                capture_output=True,
+                text=True,
+            )
+            assert proc.stdout.splitlines()[0] == f"runtime {major * 1000 + minor * 10}", version
+            assert proc.returncode == 3, (version, history, proc.stdout, proc.stderr)
+            assert "cudaMallocHost_(&x_in, nbytes) failed: cudaError" in proc.stderr, version
+        if (major, minor) < LIBRARY_ROUTE_SINCE:
+            proc = subprocess.run(
+                [str(repro), str(headers.library), fatbin, "2", *register_mode("library-first")],
+                capture_output=True,
+                text=True,
+            )
+            assert proc.returncode == 2 and "no library route" in proc.stderr, version
