@@ -92,16 +92,22 @@ def cache_folder() -> str | None:
 
 
 def _arch_number(arch) -> int:
-    """90 for "sm_90", "compute_90", "90", 90 and (9, 0)."""
-    if isinstance(arch, tuple) and len(arch) == 2:
-        return int(arch[0]) * 10 + int(arch[1])
-    if isinstance(arch, int) and not isinstance(arch, bool):
+    """90 for "sm_90", "compute_90", "90", 90 and (9, 0). Integers are ints: a float,
+    a Decimal or a NumPy integer is refused (80.5 would have been truncated to 80)."""
+    if isinstance(arch, tuple) and len(arch) == 2 and all(_is_int(a) for a in arch):
+        if arch[0] > 0 and 0 <= arch[1] <= 9:
+            return arch[0] * 10 + arch[1]
+    if _is_int(arch) and arch > 0:
         return arch
     if isinstance(arch, str):
         m = re.fullmatch(r"(?:sm_|compute_)?(\d+)[a-z]?", arch.strip())
         if m:
             return int(m.group(1))
     raise ValueError(f"arch must be like 'sm_90', 90 or (9, 0), not {arch!r}")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _arch_suffix(arch) -> str:
@@ -115,15 +121,16 @@ def _arch_suffix(arch) -> str:
 
 def _arch_option(arch, output: str, device: int | None) -> str:
     """NVRTC's -arch option: `arch`, or the current device's compute capability."""
-    key = (arch.__class__, arch, output)
-    try:
-        return _arch_options[key]  # a program uses an arch or two: parsed once each
-    except (KeyError, TypeError):  # TypeError: unhashable, which _arch_number refuses
-        pass
+    # A program uses an arch or two: each parsed once. Only a str or an int is a key:
+    # (9.0, 0) equals (9, 0), and would be answered without _arch_number's check.
+    key = (arch.__class__, arch, output) if arch.__class__ in (str, int) else None
+    option = _arch_options.get(key) if key is not None else None
+    if option is not None:
+        return option
     number = _arch_number(arch) if arch is not None else _device_arch(device)
     prefix = "sm" if output == "cubin" else "compute"
     option = f"-arch={prefix}_{number}{_arch_suffix(arch)}"
-    if arch is not None and len(_arch_options) < _REMEMBERED:
+    if key is not None and len(_arch_options) < _REMEMBERED:
         _arch_options[key] = option
     return option
 
@@ -313,16 +320,39 @@ def clear_cache() -> None:
 
 def _given_key(source, name_expressions, options, headers, arch, output, load, name, route, device):
     """compile()'s arguments as a dict key, or None where one is not hashable as given
-    (such a call takes the checked path every time). Lists become tuples. Where the
-    cache folder is does not change what a compile returns; whether there is one does."""
+    or is not of a type the checks take exactly (such a call takes the checked path
+    every time, which refuses or accepts it). A key matches by equality, and 80.0,
+    numpy.int64(80) and Decimal(80) equal 80, memoryview(b"x") equals b"x": each would
+    be answered with the image of a call whose value the checks accepted, though they
+    refuse it. Lists become tuples. Where the cache folder is does not change what a
+    compile returns; whether there is one does."""
     if isinstance(name_expressions, (str, bytes)) or isinstance(options, (str, bytes)):
+        return None
+    if (
+        source.__class__ not in (str, bytes)
+        or name.__class__ is not str
+        or output.__class__ is not str
+        or route.__class__ is not str
+        or not (arch is None or arch.__class__ in (str, int) or _int_pair(arch))
+    ):
+        return None
+    try:
+        names, given = tuple(name_expressions), tuple(options)
+        texts = None if headers is None else tuple(headers.items())
+    except (TypeError, AttributeError):
+        return None
+    if not all(o.__class__ is str for o in names + given):
+        return None
+    if texts is not None and not all(
+        k.__class__ is str and v.__class__ in (str, bytes) for k, v in texts
+    ):
         return None
     try:
         key = (
             source,
-            tuple(name_expressions),
-            tuple(options),
-            None if headers is None else tuple(headers.items()),
+            names,
+            given,
+            texts,
             arch,
             output,
             bool(load),
@@ -335,6 +365,10 @@ def _given_key(source, name_expressions, options, headers, arch, output, load, n
     except (TypeError, AttributeError):
         return None
     return key
+
+
+def _int_pair(arch) -> bool:
+    return arch.__class__ is tuple and len(arch) == 2 and all(a.__class__ is int for a in arch)
 
 
 def _image(source, name, sources, given, expressions, arch_option, output, folder):

@@ -9,12 +9,14 @@ generator's cache, as test_abi.py does for libcudart.
 from __future__ import annotations
 
 import ctypes
+import decimal
 import importlib
 import os
 import subprocess
 import sys
 
 import abi_support
+import numpy
 import pytest
 from suite import REPO, run_python, version_keys
 
@@ -33,6 +35,10 @@ __global__ void axpy(T a, const T* x, T* y, int n)
     if (i < n) y[i] += a * x[i];
 }
 """
+
+
+class _Str(str):
+    """A str subclass: the checks take it as the str it is."""
 
 
 def _quiet(_message: str) -> None:
@@ -478,6 +484,40 @@ def test_the_very_same_call_again_is_one_look_up(cache_dir, monkeypatch):
     nv.clear_cache()
     cudart.compile(AXPY, **kw)
     assert len(checked) == 6
+
+
+@pytest.mark.parametrize(
+    "given, error",
+    [
+        ({"arch": 90.0}, ValueError),
+        ({"arch": numpy.int64(90)}, ValueError),
+        ({"arch": decimal.Decimal(90)}, ValueError),
+        ({"arch": (9.0, 0)}, ValueError),
+        ({"arch": (9, 0.0)}, ValueError),
+        ({"arch": True}, ValueError),
+        ({"source": memoryview(AXPY.encode())}, TypeError),
+        ({"options": (_Str("-G"),)}, None),
+        ({"headers": {"a.h": memoryview(b"")}}, TypeError),
+    ],
+)
+def test_the_memory_layer_answers_only_what_the_checks_take(cache_dir, given, error):
+    """Issue 33, item 28: the in-memory layer's key matches by equality, and 90.0,
+    numpy.int64(90), Decimal(90) and (9.0, 0) equal 90 or (9, 0): after a compile with
+    the int, each returned its image, though a fresh process refuses it. Each is checked
+    as in a fresh process, whatever was compiled before."""
+    nv.clear_cache()
+    first = {"source": AXPY.encode(), "arch": 90, "load": False, "options": ("-G",)}
+    first["headers"] = {"a.h": b""}
+    compiled = cudart.compile(first.pop("source"), **first)
+    arguments = {"source": AXPY.encode(), **first, **given}
+    if error is None:  # a str subclass is a str to the checks: compiled, not refused
+        assert cudart.compile(arguments.pop("source"), **arguments) == compiled
+        return
+    with pytest.raises(error):
+        cudart.compile(arguments.pop("source"), **arguments)
+    nv.clear_cache()
+    with pytest.raises(error):  # as in a fresh process: nothing remembered
+        cudart.compile(AXPY.encode(), **{**first, **given})
 
 
 def test_a_repeated_compile_is_served_from_memory(cache_dir, monkeypatch):
