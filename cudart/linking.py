@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import struct
 
 from ._loader import format_version, load_nvjitlink
@@ -146,9 +147,8 @@ def _input(item, index: int) -> tuple[str, bytes, str]:
     if isinstance(item, (bytes, bytearray, memoryview)):
         data, name = bytes(item), f"input{index}"
     elif isinstance(item, (str, os.PathLike)):
-        with open(item, "rb") as f:
-            data = f.read()
         name = os.fspath(item)
+        data = _read_input(name, index)
     else:
         raise TypeError(
             f"objects[{index}] must be bytes, a path or a (kind, data) pair, "
@@ -157,6 +157,59 @@ def _input(item, index: int) -> tuple[str, bytes, str]:
     if not data:
         raise ValueError(f"objects[{index}] is empty")
     return kind or input_kind(data), data, name
+
+
+# Far above any device code one link takes (LTO-IR of a large program, libcudadevrt:
+# MiB to hundreds of MiB): a larger file is not an input, and reading it whole could
+# exhaust memory.
+MAX_INPUT = 1 << 30
+# No wait for a FIFO's writer where the OS has O_NONBLOCK: fstat then says what it is.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _read_input(path: str, index: int) -> bytes:
+    """The bytes of the regular file at `path` (a link to one is one) of at most
+    MAX_INPUT bytes; ValueError for anything else there: /dev/zero would be read until
+    memory ran out, and a FIFO would block until a writer came."""
+    fd: int | None = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"objects[{index}]: {path!r} is not a regular file ({_file_kind(info.st_mode)})"
+            )
+        if info.st_size > MAX_INPUT:
+            raise ValueError(
+                f"objects[{index}]: {path!r} is {info.st_size} bytes, over the "
+                f"{MAX_INPUT >> 20} MiB an input may be (cudart.linking.MAX_INPUT)"
+            )
+        with os.fdopen(fd, "rb") as f:
+            fd = None  # the file object closes it
+            data = f.read(info.st_size + 1)  # one more: a file still growing is not whole
+    finally:
+        if fd is not None:
+            os.close(fd)
+    if len(data) != info.st_size:
+        raise ValueError(f"objects[{index}]: {path!r} changed size while it was read")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return f"mode {mode:#o}"
 
 
 def _link(inputs, options: tuple[str, ...]) -> bytes:
