@@ -184,3 +184,35 @@ def test_a_link_to_dev_zero_and_an_oversized_file_are_refused(tmp_path, monkeypa
         f.truncate(linking.MAX_INPUT + 1)  # sparse: no disk used
     with pytest.raises(ValueError, match="MiB an input may be"):
         cudart.link([sparse], arch=SM, load=False)
+
+
+def test_a_link_returns_nvjitlinks_info_log(ltoir):
+    """Issue 33, item 14: the info log (warnings, -verbose's report) is part of the
+    result, on the cubin (a bytes subclass) as on a loaded module."""
+    cubin = cudart.link(ltoir, arch=SM, load=False, options=["-verbose"])
+    assert isinstance(cubin, bytes) and "add_kernel" in _symbols(cubin)
+    assert "Compiling entry function 'add_kernel' for 'sm_90'" in cubin.log
+    assert cudart.link(ltoir, arch=SM, load=False).log.strip() == ""
+
+
+@pytest.mark.parametrize(
+    "given, named",
+    [
+        (lambda ltoir: ("ptx", ltoir[0], "add.ltoir"), "add.ltoir"),  # a triple's name
+        (lambda ltoir: ("ptx", bytes(ltoir[0])), "objects[0]"),  # plain bytes: by position
+        # An image of cudart.compile: by its program's name.
+        (lambda ltoir: ("ptx", cudart.compile(ADD, arch=SM, output="ltoir", name="a.cu")), "a.cu"),
+    ],
+)
+def test_a_links_messages_name_each_input_as_given(ltoir, given, named):
+    """Issue 33, item 14: inputs were named input0, input1 in nvJitLink's messages."""
+    with pytest.raises(cudart.LinkError) as info:
+        cudart.link([given(ltoir)], arch=SM, load=False)
+    assert f"refused {named} (ptx)" in str(info.value)
+    assert named in info.value.log and "input0" not in str(info.value)
+
+
+def test_a_triples_name_is_checked(ltoir):
+    for name in ("", 5, "a\0b"):
+        with pytest.raises(ValueError, match="a name is a str"):
+            cudart.link([("ltoir", ltoir[0], name)], arch=SM, load=False)

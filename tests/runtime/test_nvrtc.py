@@ -12,6 +12,7 @@ import ctypes
 import decimal
 import importlib
 import os
+import pickle
 import subprocess
 import sys
 
@@ -22,6 +23,7 @@ from suite import REPO, run_python, version_keys
 
 import cudart
 from cudart import nvrtc as nv
+from cudart.kernels import Module
 from generator.fetch import fetch_version
 
 VERSIONS = version_keys()
@@ -325,7 +327,7 @@ def test_a_process_that_compiled_parses_as_one_that_did_not(how):
 
 def test_name_expressions_map_to_lowered_names(cache_dir):
     raw, checked = nv._bindings()
-    image, lowered = nv._compile(
+    image, lowered, _params = nv._compile(
         raw,
         checked,
         AXPY.encode(),
@@ -339,6 +341,61 @@ def test_name_expressions_map_to_lowered_names(cache_dir):
         "axpy<float>": "_Z4axpyIfEvT_PKS0_PS0_i",
         "axpy<int>": "_Z4axpyIiEvT_PKS0_PS0_i",
     }
+
+
+WARNS = 'extern "C" __global__ void warns(float a, double b, int *p) { int unused; *p = a + b; }\n'
+
+
+@pytest.mark.parametrize("output", ["cubin", "ptx", "ltoir"])
+def test_a_successful_compile_returns_nvrtcs_log(cache_dir, output):
+    """Issue 33, item 14: warnings are part of a compile's result. The image (a bytes
+    subclass) carries NVRTC's log and the program's name, from NVRTC, from the memory
+    layer and from the disk cache alike; a clean compile's log says nothing."""
+    nv.clear_cache()
+    kw = {"arch": SM, "output": output, "load": False, "name": "warns.cu"}
+    image = cudart.compile(WARNS, **kw)
+    assert isinstance(image, bytes) and isinstance(image, nv.Image)
+    assert 'warns.cu(1): warning #177-D: variable "unused"' in image.log
+    assert image.name == "warns.cu"
+    assert cudart.compile(WARNS, **kw).log == image.log  # the memory layer
+    nv.clear_cache()
+    again = cudart.compile(WARNS, **kw)  # the disk cache
+    assert again == image and again.log == image.log and again.name == "warns.cu"
+    assert pickle.loads(pickle.dumps(again)).log == image.log
+    assert cudart.compile(ADD_ONE, arch=SM, output=output, load=False).log.strip() == ""
+
+
+ADD_ONE = 'extern "C" __global__ void add_one(float a, double b, float *p) { *p += a + b; }\n'
+
+
+class _StandInLoader:
+    """Stands for a GPU's loader (no device here): every kernel name is found."""
+
+    route = "library"
+
+    def find(self, name):
+        return 0x1000
+
+
+def test_an_extern_c_kernel_of_a_compiled_cubin_is_typed_by_its_ptx(cache_dir):
+    """Issue 33, item 13: a cubin declares no parameter types, so an extern "C" kernel
+    compiled to one refused Python floats; NVRTC makes the PTX beside the cubin, whose
+    .param types compile keeps (in the disk cache too) and gives the module."""
+    raw, checked = nv._bindings()
+    image, lowered, params = nv._compile(
+        raw, checked, ADD_ONE.encode(), "a.cu", {}, ("-arch=sm_90",), (), "cubin"
+    )
+    assert image[:4] == b"\x7fELF"
+    assert params == {"add_one": (("f32", 4), ("f64", 8), ("u64", 8))}
+    module = nv._annotated(Module(cudart.sys, "cubin", image, _StandInLoader()), image, {}, params)
+    kinds = [t.kind for t in module.get_function("add_one").param_types]
+    assert kinds == ["float", "float", "word"]
+    bare = Module(cudart.sys, "cubin", image, _StandInLoader())  # as before: unknown
+    assert bare.get_function("add_one").param_types is None
+    # Through compile and its disk cache: the entry holds the same types.
+    cudart.compile(ADD_ONE, arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    assert nv._cache_read(str(cache_dir), entry.stem)[2] == params
 
 
 def test_headers_and_options_reach_the_compiler(cache_dir):
@@ -584,7 +641,7 @@ def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     (entry,) = _entries(cache_dir)
     data = entry.read_bytes()
     key = entry.stem
-    assert nv._cache_read(str(cache_dir), key) == (
+    assert nv._cache_read(str(cache_dir), key)[:2] == (
         image,
         {"axpy<float>": "_Z4axpyIfEvT_PKS0_PS0_i"},
     )
@@ -823,7 +880,7 @@ def test_get_global_takes_name_expressions():
 
     raw, checked = nv._bindings()
     expressions = ("&ns::table",)
-    _image, lowered = nv._compile(
+    _image, lowered, _params = nv._compile(
         raw, checked, NAMESPACED_GLOBAL.encode(), "g.cu", {}, ("-arch=sm_90",), expressions, "cubin"
     )
     assert lowered == {"&ns::table": "_ZN2ns5tableE"}
