@@ -191,7 +191,8 @@ def _read_input(path: str, index: int) -> bytes:
     """The bytes of the regular file at `path` (a link to one is one) of at most
     MAX_INPUT bytes; ValueError for anything else there: /dev/zero would be read until
     memory ran out, and a FIFO would block until a writer came."""
-    fd: int | None = os.open(path, _OPEN_FLAGS)
+    fd = os.open(path, _OPEN_FLAGS)
+    owned = False  # by the file object, once made: it closes fd
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -204,10 +205,10 @@ def _read_input(path: str, index: int) -> bytes:
                 f"{MAX_INPUT >> 20} MiB an input may be (cudart.linking.MAX_INPUT)"
             )
         with os.fdopen(fd, "rb") as f:
-            fd = None  # the file object closes it
+            owned = True
             data = f.read(info.st_size + 1)  # one more: a file still growing is not whole
     finally:
-        if fd is not None:
+        if not owned:
             os.close(fd)
     if len(data) != info.st_size:
         raise ValueError(f"objects[{index}]: {path!r} changed size while it was read")

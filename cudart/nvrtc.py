@@ -140,7 +140,7 @@ def _arch_suffix(arch) -> str:
     return ""
 
 
-def _arch_option(arch, output: str, device: int | None) -> str:
+def _arch_option(arch, output: str, device: int | tuple[str, int] | None) -> str:
     """NVRTC's -arch option: `arch`, or the current device's compute capability."""
     # A program uses an arch or two: each parsed once. Only a str or an int is a key:
     # (9.0, 0) equals (9, 0), and would be answered without _arch_number's check.
