@@ -14,7 +14,6 @@ first used.
 
 from __future__ import annotations
 
-import importlib
 
 from . import _views
 
@@ -115,52 +114,43 @@ _NOT_API = frozenset(
 _SUBMODULES = frozenset(
     {"kernels", "occupancy", "callbacks", "nvrtc", "linking", "arrays", "driver"}
 )
+# Functions of those submodules offered as cudart.<name>: NVRTC and nvJitLink load on
+# the first compile and link, not at import.
+_LAZY = {"compile": "nvrtc", "link": "linking", "as_array": "arrays", "load_module": "kernels"}
 
 
 def __getattr__(name: str):
     # Threads (free-threaded Python too): nothing here is check-then-act. A thread that
-    # asks for a module another is still importing waits on importlib's lock for that
-    # module; the version is picked once (cudart._serving); what is stored in globals()
-    # is the same object whichever thread stores it.
+    # asks for a submodule another is still importing waits on cudart._lazy's lock; the
+    # version is picked once (cudart._serving); what is stored in globals() is the same
+    # object whichever thread stores it.
     if name == "sys":
         module = _serving.raw_module()
         globals()["sys"] = module
         return module
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _SUBMODULES or name in _LAZY:
+        # Under cudart's import lock (cudart._lazy): threads whose first calls import
+        # these at once would otherwise see one another's half-imported modules.
+        from . import _lazy
+
+        module = _lazy.module("." + (name if name in _SUBMODULES else _LAZY[name]))
+        if name in _SUBMODULES:
+            return module
+        value = globals()[name] = getattr(module, name)
+        return value
     if name == "HostMemory":  # what the checked cudaHostAlloc & co. return
         from ._hostmem import HostMemory
 
         globals()[name] = HostMemory
         return HostMemory
-    if name == "compile":  # NVRTC: loaded on the first compile, not here
-        from .nvrtc import compile
-
-        globals()[name] = compile
-        return compile
     if name.startswith("NvrtcError"):  # NvrtcErrorInvalidOption, ...: of the loaded NVRTC
         from ._serving import nvrtc_modules
 
         return getattr(nvrtc_modules()[1], name)
-    if name == "link":  # nvJitLink: loaded on the first link, not here
-        from .linking import link
-
-        globals()[name] = link
-        return link
     if name.startswith("NvjitlinkError"):  # NvjitlinkErrorInvalidInput, ...
         from ._serving import nvjitlink_modules
 
         return getattr(nvjitlink_modules()[1], name)
-    if name == "as_array":  # device memory for CuPy, PyTorch, JAX (cudart.arrays)
-        from .arrays import as_array
-
-        globals()[name] = as_array
-        return as_array
-    if name == "load_module":
-        from .kernels import load_module
-
-        globals()[name] = load_module
-        return load_module
     if name.startswith("_"):
         # Never the API's (below): and `from cudart import _checked`, which the generated
         # modules run, asks here before importing the submodule, so a private name must

@@ -15,7 +15,7 @@ from collections import deque
 from ctypes import ArgumentError, byref
 from functools import WRAPPER_ASSIGNMENTS, update_wrapper
 
-from . import _handles, _hostmem
+from . import _handles, _hostmem, _lazy
 from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import library_of_namespace, symbol_of
@@ -559,16 +559,12 @@ def deprecated(name: str, replacement: str | None) -> None:
 
 def callback(fn: Any, data: Any, kind: str, lib: Any, names: tuple[str, str], *stream: Any) -> Any:
     """(fn, data, token) for a callback parameter and its data; token 0: none registered."""
-    from .callbacks import callback_argument
-
-    return callback_argument(fn, data, kind, lib, names, *stream)
+    return _lazy.module(".callbacks").callback_argument(fn, data, kind, lib, names, *stream)
 
 
 def callback_record(value: Any, cls: Any, lib: Any, name: str) -> Any:
     """(argument, token) for a `const T *` to a record holding a cudaHostFn_t."""
-    from .callbacks import record_argument
-
-    return record_argument(value, cls, lib, name)
+    return _lazy.module(".callbacks").record_argument(value, cls, lib, name)
 
 
 def callback_record_class(base: Any) -> Any:
@@ -662,9 +658,7 @@ def callback_record_class(base: Any) -> Any:
 def release(token: int) -> None:
     """Forget what a failed call registered (nothing for token 0)."""
     if token:
-        from .callbacks import unregister
-
-        unregister(token)
+        _lazy.module(".callbacks").unregister(token)
 
 
 # ---------------------------------------------------------------- host memory
@@ -755,9 +749,7 @@ def holder_copied(handle: Any, ctype: str, source: Any, source_ctype: str) -> No
 def callback_held(token: int, holder: Any, ctype: str, lib: Any) -> None:
     """A host node record's callable (token) now belongs to `holder` (graph, exec, node)."""
     if token:
-        from .callbacks import hold_token
-
-        hold_token(token, ctype, holder, lib)
+        _lazy.module(".callbacks").hold_token(token, ctype, holder, lib)
 
 
 def host_node_added(node: Any, graph: Any) -> None:

@@ -12,6 +12,7 @@ import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncP
 import ctypes
 from ctypes import byref, c_char, c_void_p
 
+from . import _lazy
 from ._handles import DESTROYED_CLASSES, Handle, IntegerHandle, StreamHandle
 from ._hostmem import HostMemory
 from .errors import HandleDestroyedError
@@ -538,9 +539,7 @@ def dim3(value: Any, cls: Any, name: str) -> Any:
     Function.launch uses), missing dimensions 1 as in C++."""
     if isinstance(value, cls):
         return value
-    from .kernels._launch import dims
-
-    return cls(*dims(value, name))
+    return cls(*_lazy.module(".kernels._launch").dims(value, name))
 
 
 def device_function(value: Any, name: str) -> Any:

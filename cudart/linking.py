@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import struct
 
 from ._loader import format_version, load_nvjitlink
@@ -88,17 +89,23 @@ def link(
 
     Each object is bytes (LTO-IR, PTX, a cubin, a fatbin, a host object or an archive:
     its kind read from its leading bytes, as cudart.compile returns them with
-    load=False), a path to such a file, or a (kind, bytes or path) pair, kind one of
-    KINDS. `arch` is the target, as cudart.compile takes it (`"sm_90"`, `90`, `(9, 0)`;
-    by default the current device's); `-lto` is added where an input is LTO-IR.
+    load=False), a path to such a file, a (kind, bytes or path) pair, kind one of
+    KINDS, or a (kind, bytes or path, name) triple. nvJitLink's logs name each input by
+    the name given: the triple's, else the program's name that an image of
+    cudart.compile carries, else the path, else `objects[i]`. `arch` is the target, as
+    cudart.compile takes it (`"sm_90"`, `90`, `(9, 0)`; by default the current
+    device's, cudart.compile's rules); `-lto` is added where an input is LTO-IR.
     `options` are nvJitLink's own (`-O3`, `-g`, `-ptx`: not `-arch`).
 
     Returns the loaded module (cudart.load_module on the cubin, `route` its route), or
-    with load=False the cubin bytes. Raises LinkError (with nvJitLink's error log and
-    the options) where the inputs do not link or one is refused,
-    NvjitlinkNotFoundError where nvJitLink is not installed.
+    with load=False the cubin bytes (a cudart.nvrtc.Image); either has `log`,
+    nvJitLink's info log of the link (its warnings, and what -verbose reports).
+    Raises LinkError (with nvJitLink's error log and the options) where the inputs do
+    not link or one is refused, NvjitlinkNotFoundError where nvJitLink is not
+    installed. nvJitLink runs in this process: see "Untrusted inputs" in
+    docs/guides/kernels.rst.
     """
-    from .nvrtc import _arch_option, _current_device, _strings
+    from .nvrtc import Image, _arch_option, _strings, _target
 
     inputs = [_input(item, i) for i, item in enumerate(_objects(objects))]
     if not inputs:
@@ -106,19 +113,21 @@ def link(
     given = _strings(options, "options")
     if any(o.startswith(("-arch", "--gpu-architecture")) for o in given):
         raise ValueError("give the architecture as arch=..., not as an -arch option")
-    device = _current_device() if load or arch is None else None
+    device = _target(bool(load), arch)
     link_options = (_arch_option(arch, "cubin", device), *given)
     if any(kind == "ltoir" for kind, _, _ in inputs) and "-lto" not in given:
         link_options += ("-lto",)
     # NVRTC's LLVM leaves the thread on the "C" locale; nvJitLink's (12.5's LTO, seen
     # here) does not, but nothing promises that of every release: kept as compile keeps it.
     with thread_locale_kept():
-        cubin = _link(inputs, link_options)
+        cubin = Image(*_link(inputs, link_options))
     if not load:
         return cubin
     from .kernels import load_module
 
-    return load_module(cubin, route=route)
+    module = load_module(cubin, route=route)
+    module.log = cubin.log
+    return module
 
 
 def _objects(objects) -> list:
@@ -135,20 +144,26 @@ def _objects(objects) -> list:
 
 def _input(item, index: int) -> tuple[str, bytes, str]:
     """(kind, bytes, name) of one object."""
-    kind = None
+    kind = given = None
     if isinstance(item, tuple):
-        if len(item) != 2 or item[0] not in KINDS:
+        if len(item) not in (2, 3) or item[0] not in KINDS:
             raise ValueError(
-                f"objects[{index}]: a pair is (kind, data), kind one of {', '.join(KINDS)}; "
-                f"got {item!r:.80}"
+                f"objects[{index}]: a pair is (kind, data), a triple (kind, data, name), "
+                f"kind one of {', '.join(KINDS)}; got {item!r:.80}"
             )
-        kind, item = item
+        kind, item, *named = item
+        if named:
+            given = named[0]
+            if not isinstance(given, str) or not given or "\0" in given:
+                raise ValueError(f"objects[{index}]: a name is a str without NUL, not {given!r}")
     if isinstance(item, (bytes, bytearray, memoryview)):
-        data, name = bytes(item), f"input{index}"
+        # By the name given: the triple's, else the program's that cudart.compile made.
+        data = bytes(item)
+        name = given or getattr(item, "name", "") or f"objects[{index}]"
     elif isinstance(item, (str, os.PathLike)):
-        with open(item, "rb") as f:
-            data = f.read()
-        name = os.fspath(item)
+        path = os.fspath(item)
+        data = _read_input(path, index)
+        name = given or path
     else:
         raise TypeError(
             f"objects[{index}] must be bytes, a path or a (kind, data) pair, "
@@ -159,7 +174,62 @@ def _input(item, index: int) -> tuple[str, bytes, str]:
     return kind or input_kind(data), data, name
 
 
-def _link(inputs, options: tuple[str, ...]) -> bytes:
+# Far above any device code one link takes (LTO-IR of a large program, libcudadevrt:
+# MiB to hundreds of MiB): a larger file is not an input, and reading it whole could
+# exhaust memory.
+MAX_INPUT = 1 << 30
+# No wait for a FIFO's writer where the OS has O_NONBLOCK: fstat then says what it is.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _read_input(path: str, index: int) -> bytes:
+    """The bytes of the regular file at `path` (a link to one is one) of at most
+    MAX_INPUT bytes; ValueError for anything else there: /dev/zero would be read until
+    memory ran out, and a FIFO would block until a writer came."""
+    fd = os.open(path, _OPEN_FLAGS)
+    owned = False  # by the file object, once made: it closes fd
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"objects[{index}]: {path!r} is not a regular file ({_file_kind(info.st_mode)})"
+            )
+        if info.st_size > MAX_INPUT:
+            raise ValueError(
+                f"objects[{index}]: {path!r} is {info.st_size} bytes, over the "
+                f"{MAX_INPUT >> 20} MiB an input may be (cudart.linking.MAX_INPUT)"
+            )
+        with os.fdopen(fd, "rb") as f:
+            owned = True
+            data = f.read(info.st_size + 1)  # one more: a file still growing is not whole
+    finally:
+        if not owned:
+            os.close(fd)
+    if len(data) != info.st_size:
+        raise ValueError(f"objects[{index}]: {path!r} changed size while it was read")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return f"mode {mode:#o}"
+
+
+def _link(inputs, options: tuple[str, ...]) -> tuple[bytes, str]:
+    """(cubin, nvJitLink's info log), or LinkError."""
     raw, checked = _bindings()
     try:
         handle = checked.nvJitLinkCreate(len(options), list(options))
@@ -181,17 +251,17 @@ def _link(inputs, options: tuple[str, ...]) -> bytes:
         size = checked.nvJitLinkGetLinkedCubinSize(handle)
         buffer = ctypes.create_string_buffer(size)
         checked.nvJitLinkGetLinkedCubin(handle, buffer)
-        return buffer.raw
+        return buffer.raw, _log(checked, handle, "Info")
     finally:
         raw.nvJitLinkDestroy(ctypes.byref(handle))
 
 
-def _log(checked, handle) -> str:
-    """nvJitLink's error log of `handle` ("" where it cannot be read)."""
+def _log(checked, handle, which: str = "Error") -> str:
+    """nvJitLink's error (or "Info") log of `handle` ("" where it cannot be read)."""
     try:
-        size = checked.nvJitLinkGetErrorLogSize(handle)
+        size = getattr(checked, f"nvJitLinkGet{which}LogSize")(handle)
         buffer = ctypes.create_string_buffer(max(size, 1))
-        checked.nvJitLinkGetErrorLog(handle, buffer)
+        getattr(checked, f"nvJitLinkGet{which}Log")(handle, buffer)
     except NvjitlinkError:
         return ""
     return buffer.value.decode(errors="replace")

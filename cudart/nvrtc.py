@@ -36,13 +36,14 @@ import stat
 import tempfile
 import threading
 
+from ._lasterror import internal_calls
 from ._loader import format_version, load_nvrtc
 from ._serving import checked_module, raw_module
 from ._serving import nvrtc_modules as _bindings
 from ._threadlocale import thread_locale_kept
 from .errors import CompileError, CudaError, CudartError
 
-__all__ = ["CACHE_ENV", "cache_folder", "clear_cache", "compile", "nvrtc_version"]
+__all__ = ["CACHE_ENV", "Image", "cache_folder", "clear_cache", "compile", "nvrtc_version"]
 
 # For type checkers only: importing typing costs milliseconds a first compile avoids.
 TYPE_CHECKING = False
@@ -53,7 +54,8 @@ if TYPE_CHECKING:
 CACHE_ENV = "CUDART_KERNEL_CACHE"
 _OFF = frozenset({"0", "off", "no", "false"})
 # Bumped when an entry's layout changes: older entries then miss rather than misread.
-_CACHE_FORMAT = 1
+# 2: the entry holds NVRTC's log and a cubin's PTX parameter types.
+_CACHE_FORMAT = 2
 _MAGIC = b"cudart-kernel\n"
 _OUTPUTS = ("cubin", "ptx", "ltoir")
 # NVRTC's switch for LTO-IR output (it implies -rdc=true): given for output="ltoir".
@@ -74,6 +76,25 @@ _OPEN_FLAGS = (
 _LOG_LINE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?:catastrophic )?error", re.M)
 
 
+class Image(bytes):
+    """An image cudart.compile or cudart.link made (bytes), with `log`: the compiler's
+    or linker's log of the build that made it ("" where it said nothing; a successful
+    build's log holds its warnings, which are part of its result), and `name`: the
+    program's name compile was given (cudart.link names the input so in its log)."""
+
+    __module__ = "cudart.nvrtc"  # where users find it
+    log: str
+    name: str
+
+    def __new__(cls, data: bytes, log: str = "", name: str = "") -> Image:
+        image = super().__new__(cls, data)
+        image.log, image.name = log, name
+        return image
+
+    def __reduce__(self):
+        return (Image, (bytes(self), self.log, self.name))
+
+
 def nvrtc_version() -> int:
     """The loaded libnvrtc's version, as 12050 for 12.5 (loads it on first call)."""
     return load_nvrtc().version
@@ -92,16 +113,22 @@ def cache_folder() -> str | None:
 
 
 def _arch_number(arch) -> int:
-    """90 for "sm_90", "compute_90", "90", 90 and (9, 0)."""
-    if isinstance(arch, tuple) and len(arch) == 2:
-        return int(arch[0]) * 10 + int(arch[1])
-    if isinstance(arch, int) and not isinstance(arch, bool):
+    """90 for "sm_90", "compute_90", "90", 90 and (9, 0). Integers are ints: a float,
+    a Decimal or a NumPy integer is refused (80.5 would have been truncated to 80)."""
+    if isinstance(arch, tuple) and len(arch) == 2 and all(_is_int(a) for a in arch):
+        if arch[0] > 0 and 0 <= arch[1] <= 9:
+            return arch[0] * 10 + arch[1]
+    if _is_int(arch) and arch > 0:
         return arch
     if isinstance(arch, str):
         m = re.fullmatch(r"(?:sm_|compute_)?(\d+)[a-z]?", arch.strip())
         if m:
             return int(m.group(1))
     raise ValueError(f"arch must be like 'sm_90', 90 or (9, 0), not {arch!r}")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _arch_suffix(arch) -> str:
@@ -113,17 +140,18 @@ def _arch_suffix(arch) -> str:
     return ""
 
 
-def _arch_option(arch, output: str, device: int | None) -> str:
+def _arch_option(arch, output: str, device: int | tuple[str, int] | None) -> str:
     """NVRTC's -arch option: `arch`, or the current device's compute capability."""
-    key = (arch.__class__, arch, output)
-    try:
-        return _arch_options[key]  # a program uses an arch or two: parsed once each
-    except (KeyError, TypeError):  # TypeError: unhashable, which _arch_number refuses
-        pass
+    # A program uses an arch or two: each parsed once. Only a str or an int is a key:
+    # (9.0, 0) equals (9, 0), and would be answered without _arch_number's check.
+    key = (arch.__class__, arch, output) if arch.__class__ in (str, int) else None
+    option = _arch_options.get(key) if key is not None else None
+    if option is not None:
+        return option
     number = _arch_number(arch) if arch is not None else _device_arch(device)
     prefix = "sm" if output == "cubin" else "compute"
     option = f"-arch={prefix}_{number}{_arch_suffix(arch)}"
-    if arch is not None and len(_arch_options) < _REMEMBERED:
+    if key is not None and len(_arch_options) < _REMEMBERED:
         _arch_options[key] = option
     return option
 
@@ -132,22 +160,69 @@ def _current_device() -> int | None:
     """The calling thread's device, or None where it cannot be asked (no GPU, no
     driver): load_module or _device_arch then says why."""
     try:
-        return checked_module().cudaGetDevice()
-    except Exception:
+        rt = raw_module()
+    except Exception:  # noqa: BLE001 - no libcudart, no bindings for it: said later
         return None
+    device = ctypes.c_int()
+    # cudart's own question, not the program's: its failure must not become the
+    # program's last error (cudart._lasterror).
+    with internal_calls(rt):
+        status = rt.cudaGetDevice(ctypes.byref(device))
+    return None if status else device.value
 
 
-def _device_arch(device: int | None) -> int:
-    """The compute capability of `device` (asked once per device and process)."""
+def _target(loads: bool, arch) -> int | tuple[str, int] | None:
+    """What a compile or link with `arch` targets besides `arch`: the runtime's current
+    device where a module is loaded (the runtime loads it there), or where no arch is
+    given, the device to ask: the driver's current context's, as ("driver", device),
+    where the program works through the driver (cudart.driver is loaded and a context
+    is current on this thread: asking the runtime would initialize it in a program that
+    does not use it), else the runtime's current device. None: neither is needed."""
+    if loads:
+        return _current_device()
+    if arch is not None:
+        return None
+    device = _driver_device()
+    return ("driver", device) if device is not None else _current_device()
+
+
+def _driver_device() -> int | None:
+    """The device of the driver's current context, where cudart's driver API is loaded
+    and a context is current on this thread; else None."""
+    from ._loader import load_driver
+
+    if load_driver.loaded is None:
+        return None  # the program has not used the driver through cudart
+    from ._serving import driver_modules
+
+    try:
+        raw = driver_modules()[0]
+    except Exception:  # noqa: BLE001 - no bindings fit this driver: the runtime's turn
+        return None
+    context, device = raw.CUcontext(), raw.CUdevice()
+    if raw.cuCtxGetCurrent(ctypes.byref(context)) or not context:
+        return None
+    if raw.cuCtxGetDevice(ctypes.byref(device)):
+        return None
+    return int(device.value)
+
+
+def _device_arch(device) -> int:
+    """The compute capability of `device` (a runtime device, or ("driver", device)),
+    asked once per device and process."""
     known = _device_archs.get(device) if device is not None else None
     if known is not None:
         return known
     try:
-        rt, raw = checked_module(), raw_module()
-        if device is None:
-            device = rt.cudaGetDevice()
-        major = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMajor, device)
-        minor = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMinor, device)
+        if isinstance(device, tuple):
+            major, minor = _driver_arch(device[1])
+        else:
+            rt, raw = checked_module(), raw_module()
+            with internal_calls(raw):  # cudart's question (cudart._lasterror)
+                if device is None:
+                    device = rt.cudaGetDevice()
+                major = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMajor, device)
+                minor = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMinor, device)
     except Exception as exc:
         raise CudartError(
             f"cudart.compile: no arch given and the current device's cannot be asked ({exc}); "
@@ -155,6 +230,15 @@ def _device_arch(device: int | None) -> int:
         ) from exc
     _device_archs[device] = major * 10 + minor
     return major * 10 + minor
+
+
+def _driver_arch(device: int) -> tuple[int, int]:
+    from ._serving import driver_modules
+
+    raw, checked = driver_modules()
+    major = checked.cuDeviceGetAttribute(raw.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device)
+    minor = checked.cuDeviceGetAttribute(raw.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device)
+    return major, minor
 
 
 def compile(  # noqa: A001  (cudart.compile is the name the API offers)
@@ -199,7 +283,7 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
         # What load=None means (_compile_checked): the key holds whether a module is
         # made, and then on which device.
         loads = output != "ltoir" if load is None else load
-        device = _current_device() if loads or arch is None else None
+        device = _target(bool(loads), arch)
         given_key = _given_key(
             source, name_expressions, options, headers, arch, output, loads, name, route, device
         )
@@ -242,7 +326,7 @@ def _compile_checked(
         raise ValueError("give the architecture as arch=..., not as an -arch option")
     if output == "ltoir" and not any(o in _LTO_OPTIONS for o in given):
         given += ("-dlto",)
-    device = _current_device() if load or arch is None else None
+    device = _target(bool(load), arch)
     arch_option = _arch_option(arch, output, device)
     folder = cache_folder() if cache is not False else None
     # What the image depends on, as given: the NVRTC (one per process) is left out.
@@ -257,10 +341,10 @@ def _compile_checked(
         entry = _image(source, name, sources, given, expressions, arch_option, output, folder)
         if folder:
             _remember(_images, remembered, entry)
-    image, lowered = entry
+    image, lowered, params = entry
     if not load:
         return image
-    module = _load(image, lowered, output, route)
+    module = _load(image, lowered, output, route, params)
     if folder:
         _remember(_modules, (remembered, device, route), module)
     return module
@@ -313,16 +397,39 @@ def clear_cache() -> None:
 
 def _given_key(source, name_expressions, options, headers, arch, output, load, name, route, device):
     """compile()'s arguments as a dict key, or None where one is not hashable as given
-    (such a call takes the checked path every time). Lists become tuples. Where the
-    cache folder is does not change what a compile returns; whether there is one does."""
+    or is not of a type the checks take exactly (such a call takes the checked path
+    every time, which refuses or accepts it). A key matches by equality, and 80.0,
+    numpy.int64(80) and Decimal(80) equal 80, memoryview(b"x") equals b"x": each would
+    be answered with the image of a call whose value the checks accepted, though they
+    refuse it. Lists become tuples. Where the cache folder is does not change what a
+    compile returns; whether there is one does."""
     if isinstance(name_expressions, (str, bytes)) or isinstance(options, (str, bytes)):
+        return None
+    if (
+        source.__class__ not in (str, bytes)
+        or name.__class__ is not str
+        or output.__class__ is not str
+        or route.__class__ is not str
+        or not (arch is None or arch.__class__ in (str, int) or _int_pair(arch))
+    ):
+        return None
+    try:
+        names, given = tuple(name_expressions), tuple(options)
+        texts = None if headers is None else tuple(headers.items())
+    except (TypeError, AttributeError):
+        return None
+    if not all(o.__class__ is str for o in names + given):
+        return None
+    if texts is not None and not all(
+        k.__class__ is str and v.__class__ in (str, bytes) for k, v in texts
+    ):
         return None
     try:
         key = (
             source,
-            tuple(name_expressions),
-            tuple(options),
-            None if headers is None else tuple(headers.items()),
+            names,
+            given,
+            texts,
             arch,
             output,
             bool(load),
@@ -335,6 +442,10 @@ def _given_key(source, name_expressions, options, headers, arch, output, load, n
     except (TypeError, AttributeError):
         return None
     return key
+
+
+def _int_pair(arch) -> bool:
+    return arch.__class__ is tuple and len(arch) == 2 and all(a.__class__ is int for a in arch)
 
 
 def _image(source, name, sources, given, expressions, arch_option, output, folder):
@@ -353,7 +464,7 @@ def _image(source, name, sources, given, expressions, arch_option, output, folde
     return entry
 
 
-def _load(image, lowered, output, route):
+def _load(image, lowered, output, route, params=None):
     from .kernels import load_module
 
     try:
@@ -362,7 +473,18 @@ def _load(image, lowered, output, route):
         if output == "ptx":
             exc.add_note(_ptx_note(nvrtc_version()))
         raise
+    return _annotated(module, image, lowered, params)
+
+
+def _annotated(module, image, lowered, params):
+    """`module` told what compile knows of its image: the name expressions' lowered
+    names, NVRTC's log, and a cubin's parameter types from the PTX NVRTC made beside it
+    (a cubin declares none: an extern "C" kernel then takes Python floats, as one of a
+    PTX image does)."""
     module.lowered_names.update(lowered)
+    module.log = image.log
+    if params is not None:
+        module._params = params
     return module
 
 
@@ -407,10 +529,10 @@ def _headers(headers) -> dict[str, bytes]:
 def _ptx_note(version: int) -> str:
     """Why a driver may refuse PTX: NVIDIA's rule is that PTX loads on a driver at
     least as new as the compiler that wrote it."""
-    try:
-        driver = format_version(checked_module().cudaDriverGetVersion())
-    except Exception:
-        driver = "?"
+    rt, version_ = raw_module(), ctypes.c_int()
+    with internal_calls(rt):  # for a note: leaves the last error as it was
+        status = rt.cudaDriverGetVersion(ctypes.byref(version_))
+    driver = "?" if status else format_version(version_.value)
     return (
         f"PTX from NVRTC {format_version(version)} needs a driver of CUDA "
         f"{format_version(version)} or newer (this one: CUDA {driver}): compile to a cubin "
@@ -448,7 +570,8 @@ def _check(checked, raw, status: int) -> None:
 
 
 def _compile(raw, checked, source, name, headers, options, expressions, output):
-    """(image, {name expression: lowered name}) by NVRTC, or CompileError."""
+    """(Image with NVRTC's log, {name expression: lowered name}, a cubin's
+    {kernel: PTX parameters} or None) by NVRTC, or CompileError."""
     prog = ctypes.c_void_p()
     names = [_bytes(k) for k in headers]
     texts = [_bytes(v) for v in headers.values()]
@@ -501,9 +624,28 @@ def _compile(raw, checked, source, name, headers, options, expressions, output):
         image = buffer.raw
         if output == "ptx":
             image = image.rstrip(b"\0")  # the size counts the terminating NUL
-        return image, lowered
+        params = _ptx_params(raw, prog) if output == "cubin" else None
+        return Image(image, _program_log(raw, checked, prog), name), lowered, params
     finally:
         raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def _ptx_params(raw, prog):
+    """{kernel: ((PTX type, size), ...)} of the PTX NVRTC made beside a cubin, or None
+    where it made none or it cannot be read (the kernels are then typed as a cubin's:
+    by a signature, or a C++ name)."""
+    from .kernels._images import ImageError, _read_ptx
+
+    size = ctypes.c_size_t()
+    if raw.nvrtcGetPTXSize(prog, ctypes.byref(size)) or size.value <= 1:
+        return None
+    buffer = ctypes.create_string_buffer(size.value)
+    if raw.nvrtcGetPTX(prog, buffer):
+        return None
+    try:
+        return _read_ptx(buffer.raw)[2]
+    except ImageError:
+        return None
 
 
 # How each output kind is read from a compiled program: (size function, copy function).
@@ -550,7 +692,8 @@ def _compile_error(raw, checked, prog, source: bytes, name: str, options) -> Com
 
 # ---------------------------------------------------------------- the on-disk cache
 #
-# An entry: _MAGIC, one JSON line {"format", "sha256" of the image, "lowered"}, the image.
+# An entry: _MAGIC, one JSON line {"format", "sha256" of the image, "lowered", "log",
+# "name", "params"}, the image.
 
 
 def _entry_path(folder: str, key: str) -> str:
@@ -571,9 +714,13 @@ def _cache_read(folder: str, key: str):
         if hashlib.sha256(image).hexdigest() != meta["sha256"]:
             return None
         lowered = {str(k): str(v) for k, v in meta["lowered"].items()}
+        log = str(meta["log"])
+        params = meta["params"]
+        if params is not None:
+            params = {str(k): tuple((str(t), int(n)) for t, n in v) for k, v in params.items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    return image, lowered
+    return Image(image, log, str(meta["name"])), lowered, params
 
 
 def _read_entry(path: str) -> bytes | None:
@@ -594,10 +741,17 @@ def _read_entry(path: str) -> bytes | None:
     return data if len(data) == info.st_size else None
 
 
-def _cache_write(folder: str, key: str, image: bytes, lowered: dict) -> None:
+def _cache_write(folder: str, key: str, image: Image, lowered: dict, params) -> None:
     path = _entry_path(folder, key)
     meta = json.dumps(
-        {"format": _CACHE_FORMAT, "sha256": hashlib.sha256(image).hexdigest(), "lowered": lowered},
+        {
+            "format": _CACHE_FORMAT,
+            "sha256": hashlib.sha256(image).hexdigest(),
+            "lowered": lowered,
+            "log": image.log,
+            "name": image.name,
+            "params": params,
+        },
         sort_keys=True,
     ).encode()
     try:

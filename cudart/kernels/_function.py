@@ -30,6 +30,7 @@ from .. import _backend
 from .._checked import call_error, check
 from .._contract import symbol_of
 from .._convert import stream_handle
+from .._lasterror import internal_calls
 from .._loader import load_runtime
 from ._demangle import demangle, parameter_types
 from ._launch import (
@@ -174,11 +175,9 @@ class Function:
 
     def _look_up(self, cls, function: str, handle: int):
         found = cls()
-        check(
-            self._rt,
-            f"{function} of {self.name!r}",
-            getattr(self._rt, function)(ctypes.byref(found), handle),
-        )
+        with internal_calls(self._rt):  # cudart's conversion, not the program's call
+            status = getattr(self._rt, function)(ctypes.byref(found), handle)
+        check(self._rt, f"{function} of {self.name!r}", status)
         return found
 
     def _invalidate(self):

@@ -30,6 +30,7 @@ from .._checked import call_error
 from .._contract import exported
 from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
+from .._lasterror import internal_calls
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -739,6 +740,13 @@ def pack(name: str, args: tuple, params, ptypes) -> KernelArguments:
 def param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
     """Each parameter's size in bytes of the kernel `handle`, or None where neither
     runtime (cudaFuncGetParamInfo, 12.4+) nor driver (cuFuncGetParamInfo) can tell."""
+    # The probe past the last parameter is how the count is found, and the runtime
+    # records its failure as the thread's last error: consumed (cudart._lasterror).
+    with internal_calls(rt):
+        return _param_sizes(rt, cdll, handle, name)
+
+
+def _param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
     offset, size = ctypes.c_size_t(), ctypes.c_size_t()
     if exported(rt, cdll, "cudaFuncGetParamInfo"):
 
@@ -758,15 +766,10 @@ def param_sizes(rt, cdll, handle: int, name: str) -> tuple[int, ...] | None:
             return int(driver(cufunc, i, ctypes.byref(offset), ctypes.byref(size)))
 
         past_end = 1  # CUDA_ERROR_INVALID_VALUE
-    # The probe past the last parameter is how the count is found; the runtime
-    # records that as the thread's last error, which must not leak to the caller.
-    pending = rt.cudaPeekAtLastError()
     sizes: list[int] = []
     while True:
         status = query(len(sizes))
         if status == past_end:
-            if not pending:
-                rt.cudaGetLastError()
             return tuple(sizes)
         if status:
             if not sizes:

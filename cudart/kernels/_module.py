@@ -42,6 +42,9 @@ class Module:
         # Name expression -> lowered (mangled) name, for an image cudart.compile made:
         # get_function("axpy<float>") finds the instantiation NVRTC named.
         self.lowered_names: dict[str, str] = {}
+        # NVRTC's or nvJitLink's log where cudart.compile or cudart.link made the image:
+        # a successful build's warnings, part of its result.
+        self.log = ""
         self._lock = threading.Lock()  # for the tables' misses and close (module doc)
 
     @property

@@ -12,6 +12,7 @@ import ctypes
 
 from .._checked import call_error, check
 from .._contract import exported
+from .._lasterror import internal_calls
 from ..errors import NameNotFoundError
 from ._demangle import unknown_kernel
 from ._images import ImageError, inspect_image
@@ -62,8 +63,10 @@ class RegisteredLoader:
             ) from None
         rt = self.rt
         address, size = ctypes.c_void_p(), ctypes.c_size_t()
-        check(rt, "cudaGetSymbolAddress", rt.cudaGetSymbolAddress(ctypes.byref(address), symbol))
-        check(rt, "cudaGetSymbolSize", rt.cudaGetSymbolSize(ctypes.byref(size), symbol))
+        with internal_calls(rt):  # a look-up of cudart's (cudart._lasterror)
+            found = rt.cudaGetSymbolAddress(ctypes.byref(address), symbol)
+            found = found or rt.cudaGetSymbolSize(ctypes.byref(size), symbol)
+        check(rt, "cudaGetSymbolAddress / cudaGetSymbolSize", found)
         return symbol, address.value or 0, size.value
 
     def names(self):
@@ -114,11 +117,23 @@ class LibraryLoader:
         name: one look-up, no listing."""
         rt = self.rt
         kernel = ctypes.c_void_p()
-        status = rt.cudaLibraryGetKernel(ctypes.byref(kernel), self.library, name.encode())
+        # A miss is an error the runtime records (cudaErrorSymbolNotFound): consumed
+        # (cudart._lasterror), or where the program's own error is pending, which a
+        # miss would replace, not risked: the listing cannot miss.
+        with internal_calls(rt) as pending:
+            if pending:
+                return self._listed(name)
+            status = rt.cudaLibraryGetKernel(ctypes.byref(kernel), self.library, name.encode())
         if status == rt.cudaErrorSymbolNotFound:
             return None
         check(rt, f"cudaLibraryGetKernel({name!r})", status)
         return kernel.value or 0
+
+    def _listed(self, name: str) -> int | None:
+        for kernel in self._kernels():
+            if self._name(kernel) == name:
+                return kernel or 0
+        return None
 
     def function(self, name: str) -> int:
         handle = self.find(name)
@@ -129,15 +144,18 @@ class LibraryLoader:
     def variable(self, name: str):
         rt = self.rt
         address, size = ctypes.c_void_p(), ctypes.c_size_t()
-        status = rt.cudaLibraryGetGlobal(
-            ctypes.byref(address), ctypes.byref(size), self.library, name.encode()
-        )
-        if status == rt.cudaErrorSymbolNotFound and exported(
-            rt, self.cdll, "cudaLibraryGetManaged"
-        ):
-            status = rt.cudaLibraryGetManaged(
+        # A __managed__ global is a miss of cudaLibraryGetGlobal, and an unknown name a
+        # miss of both: errors of cudart's trying, consumed (cudart._lasterror).
+        with internal_calls(rt):
+            status = rt.cudaLibraryGetGlobal(
                 ctypes.byref(address), ctypes.byref(size), self.library, name.encode()
             )
+            if status == rt.cudaErrorSymbolNotFound and exported(
+                rt, self.cdll, "cudaLibraryGetManaged"
+            ):
+                status = rt.cudaLibraryGetManaged(
+                    ctypes.byref(address), ctypes.byref(size), self.library, name.encode()
+                )
         if status == rt.cudaErrorSymbolNotFound:
             raise NameNotFoundError(
                 f"no __device__/__constant__/__managed__ global {name!r} in the image"
@@ -146,24 +164,25 @@ class LibraryLoader:
         return None, address.value or 0, size.value
 
     def names(self):
+        return tuple(self._name(k) for k in self._kernels())
+
+    def _kernels(self):
         rt = self.rt
         count = ctypes.c_uint()
-        check(
-            rt,
-            "cudaLibraryGetKernelCount",
-            rt.cudaLibraryGetKernelCount(ctypes.byref(count), self.library),
-        )
+        with internal_calls(rt):  # the listing of cudart's (cudart._lasterror)
+            status = rt.cudaLibraryGetKernelCount(ctypes.byref(count), self.library)
+        check(rt, "cudaLibraryGetKernelCount", status)
         kernels = (ctypes.c_void_p * count.value)()
-        check(
-            rt,
-            "cudaLibraryEnumerateKernels",
-            rt.cudaLibraryEnumerateKernels(kernels, count.value, self.library),
-        )
-        return tuple(self._name(k) for k in kernels)
+        with internal_calls(rt):
+            status = rt.cudaLibraryEnumerateKernels(kernels, count.value, self.library)
+        check(rt, "cudaLibraryEnumerateKernels", status)
+        return list(kernels)
 
     def _name(self, kernel) -> str:
         name = ctypes.c_char_p()
-        check(self.rt, "cudaFuncGetName", self.rt.cudaFuncGetName(ctypes.byref(name), kernel))
+        with internal_calls(self.rt):
+            status = self.rt.cudaFuncGetName(ctypes.byref(name), kernel)
+        check(self.rt, "cudaFuncGetName", status)
         return (name.value or b"").decode()
 
     def close(self):

@@ -5,6 +5,8 @@ would). Loading the linked cubin is tests/gpu/test_linking_gpu.py's.
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 import struct
 
 import pytest
@@ -140,3 +142,77 @@ def test_input_kinds_from_the_leading_bytes():
     assert linking.input_kind(head + struct.pack("<H", 190) + bytes(8)) == "cubin"
     fatbin = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 0)
     assert linking.input_kind(fatbin) == "fatbin"
+
+
+def _fifo(tmp_path):
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda tmp_path: "/dev/zero", "a character device"),
+        (_fifo, "a FIFO"),
+        (lambda tmp_path: tmp_path, "a directory"),
+    ],
+)
+def test_a_path_that_is_not_a_regular_file_is_refused_before_reading(tmp_path, make, words):
+    """Issue 33, item 29: /dev/zero was read until MemoryError, and a FIFO blocked for a
+    writer; each is refused with what it is, at once (bounded here by a worker)."""
+    path = make(tmp_path)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(cudart.link, [path], arch=SM, load=False)
+        try:
+            error = future.exception(timeout=30)
+        except concurrent.futures.TimeoutError:
+            with open(path, "wb"):  # a FIFO's writer: the blocked read ends
+                pass
+            raise AssertionError(f"link({path}) blocked") from None
+    assert isinstance(error, ValueError) and words in str(error), error
+    assert "objects[0]" in str(error)
+
+
+def test_a_link_to_dev_zero_and_an_oversized_file_are_refused(tmp_path, monkeypatch):
+    link = tmp_path / "zero.ltoir"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match="not a regular file"):
+        cudart.link([link], arch=SM, load=False)
+    sparse = tmp_path / "huge.ltoir"
+    with open(sparse, "wb") as f:
+        f.truncate(linking.MAX_INPUT + 1)  # sparse: no disk used
+    with pytest.raises(ValueError, match="MiB an input may be"):
+        cudart.link([sparse], arch=SM, load=False)
+
+
+def test_a_link_returns_nvjitlinks_info_log(ltoir):
+    """Issue 33, item 14: the info log (warnings, -verbose's report) is part of the
+    result, on the cubin (a bytes subclass) as on a loaded module."""
+    cubin = cudart.link(ltoir, arch=SM, load=False, options=["-verbose"])
+    assert isinstance(cubin, bytes) and "add_kernel" in _symbols(cubin)
+    assert "Compiling entry function 'add_kernel' for 'sm_90'" in cubin.log
+    assert cudart.link(ltoir, arch=SM, load=False).log.strip() == ""
+
+
+@pytest.mark.parametrize(
+    "given, named",
+    [
+        (lambda ltoir: ("ptx", ltoir[0], "add.ltoir"), "add.ltoir"),  # a triple's name
+        (lambda ltoir: ("ptx", bytes(ltoir[0])), "objects[0]"),  # plain bytes: by position
+        # An image of cudart.compile: by its program's name.
+        (lambda ltoir: ("ptx", cudart.compile(ADD, arch=SM, output="ltoir", name="a.cu")), "a.cu"),
+    ],
+)
+def test_a_links_messages_name_each_input_as_given(ltoir, given, named):
+    """Issue 33, item 14: inputs were named input0, input1 in nvJitLink's messages."""
+    with pytest.raises(cudart.LinkError) as info:
+        cudart.link([given(ltoir)], arch=SM, load=False)
+    assert f"refused {named} (ptx)" in str(info.value)
+    assert named in info.value.log and "input0" not in str(info.value)
+
+
+def test_a_triples_name_is_checked(ltoir):
+    for name in ("", 5, "a\0b"):
+        with pytest.raises(ValueError, match="a name is a str"):
+            cudart.link([("ltoir", ltoir[0], name)], arch=SM, load=False)

@@ -9,17 +9,21 @@ generator's cache, as test_abi.py does for libcudart.
 from __future__ import annotations
 
 import ctypes
+import decimal
 import importlib
 import os
+import pickle
 import subprocess
 import sys
 
 import abi_support
+import numpy
 import pytest
 from suite import REPO, run_python, version_keys
 
 import cudart
 from cudart import nvrtc as nv
+from cudart.kernels import Module
 from generator.fetch import fetch_version
 
 VERSIONS = version_keys()
@@ -33,6 +37,10 @@ __global__ void axpy(T a, const T* x, T* y, int n)
     if (i < n) y[i] += a * x[i];
 }
 """
+
+
+class _Str(str):
+    """A str subclass: the checks take it as the str it is."""
 
 
 def _quiet(_message: str) -> None:
@@ -319,7 +327,7 @@ def test_a_process_that_compiled_parses_as_one_that_did_not(how):
 
 def test_name_expressions_map_to_lowered_names(cache_dir):
     raw, checked = nv._bindings()
-    image, lowered = nv._compile(
+    image, lowered, _params = nv._compile(
         raw,
         checked,
         AXPY.encode(),
@@ -333,6 +341,61 @@ def test_name_expressions_map_to_lowered_names(cache_dir):
         "axpy<float>": "_Z4axpyIfEvT_PKS0_PS0_i",
         "axpy<int>": "_Z4axpyIiEvT_PKS0_PS0_i",
     }
+
+
+WARNS = 'extern "C" __global__ void warns(float a, double b, int *p) { int unused; *p = a + b; }\n'
+
+
+@pytest.mark.parametrize("output", ["cubin", "ptx", "ltoir"])
+def test_a_successful_compile_returns_nvrtcs_log(cache_dir, output):
+    """Issue 33, item 14: warnings are part of a compile's result. The image (a bytes
+    subclass) carries NVRTC's log and the program's name, from NVRTC, from the memory
+    layer and from the disk cache alike; a clean compile's log says nothing."""
+    nv.clear_cache()
+    kw = {"arch": SM, "output": output, "load": False, "name": "warns.cu"}
+    image = cudart.compile(WARNS, **kw)
+    assert isinstance(image, bytes) and isinstance(image, nv.Image)
+    assert 'warns.cu(1): warning #177-D: variable "unused"' in image.log
+    assert image.name == "warns.cu"
+    assert cudart.compile(WARNS, **kw).log == image.log  # the memory layer
+    nv.clear_cache()
+    again = cudart.compile(WARNS, **kw)  # the disk cache
+    assert again == image and again.log == image.log and again.name == "warns.cu"
+    assert pickle.loads(pickle.dumps(again)).log == image.log
+    assert cudart.compile(ADD_ONE, arch=SM, output=output, load=False).log.strip() == ""
+
+
+ADD_ONE = 'extern "C" __global__ void add_one(float a, double b, float *p) { *p += a + b; }\n'
+
+
+class _StandInLoader:
+    """Stands for a GPU's loader (no device here): every kernel name is found."""
+
+    route = "library"
+
+    def find(self, name):
+        return 0x1000
+
+
+def test_an_extern_c_kernel_of_a_compiled_cubin_is_typed_by_its_ptx(cache_dir):
+    """Issue 33, item 13: a cubin declares no parameter types, so an extern "C" kernel
+    compiled to one refused Python floats; NVRTC makes the PTX beside the cubin, whose
+    .param types compile keeps (in the disk cache too) and gives the module."""
+    raw, checked = nv._bindings()
+    image, lowered, params = nv._compile(
+        raw, checked, ADD_ONE.encode(), "a.cu", {}, ("-arch=sm_90",), (), "cubin"
+    )
+    assert image[:4] == b"\x7fELF"
+    assert params == {"add_one": (("f32", 4), ("f64", 8), ("u64", 8))}
+    module = nv._annotated(Module(cudart.sys, "cubin", image, _StandInLoader()), image, {}, params)
+    kinds = [t.kind for t in module.get_function("add_one").param_types]
+    assert kinds == ["float", "float", "word"]
+    bare = Module(cudart.sys, "cubin", image, _StandInLoader())  # as before: unknown
+    assert bare.get_function("add_one").param_types is None
+    # Through compile and its disk cache: the entry holds the same types.
+    cudart.compile(ADD_ONE, arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    assert nv._cache_read(str(cache_dir), entry.stem)[2] == params
 
 
 def test_headers_and_options_reach_the_compiler(cache_dir):
@@ -480,6 +543,40 @@ def test_the_very_same_call_again_is_one_look_up(cache_dir, monkeypatch):
     assert len(checked) == 6
 
 
+@pytest.mark.parametrize(
+    "given, error",
+    [
+        ({"arch": 90.0}, ValueError),
+        ({"arch": numpy.int64(90)}, ValueError),
+        ({"arch": decimal.Decimal(90)}, ValueError),
+        ({"arch": (9.0, 0)}, ValueError),
+        ({"arch": (9, 0.0)}, ValueError),
+        ({"arch": True}, ValueError),
+        ({"source": memoryview(AXPY.encode())}, TypeError),
+        ({"options": (_Str("-G"),)}, None),
+        ({"headers": {"a.h": memoryview(b"")}}, TypeError),
+    ],
+)
+def test_the_memory_layer_answers_only_what_the_checks_take(cache_dir, given, error):
+    """Issue 33, item 28: the in-memory layer's key matches by equality, and 90.0,
+    numpy.int64(90), Decimal(90) and (9.0, 0) equal 90 or (9, 0): after a compile with
+    the int, each returned its image, though a fresh process refuses it. Each is checked
+    as in a fresh process, whatever was compiled before."""
+    nv.clear_cache()
+    first = {"source": AXPY.encode(), "arch": 90, "load": False, "options": ("-G",)}
+    first["headers"] = {"a.h": b""}
+    compiled = cudart.compile(first.pop("source"), **first)
+    arguments = {"source": AXPY.encode(), **first, **given}
+    if error is None:  # a str subclass is a str to the checks: compiled, not refused
+        assert cudart.compile(arguments.pop("source"), **arguments) == compiled
+        return
+    with pytest.raises(error):
+        cudart.compile(arguments.pop("source"), **arguments)
+    nv.clear_cache()
+    with pytest.raises(error):  # as in a fresh process: nothing remembered
+        cudart.compile(AXPY.encode(), **{**first, **given})
+
+
 def test_a_repeated_compile_is_served_from_memory(cache_dir, monkeypatch):
     """The in-memory layer: a second compile with the same inputs reads neither NVRTC
     nor the disk; each input that decides the image, the cache folder and the cache
@@ -544,7 +641,7 @@ def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     (entry,) = _entries(cache_dir)
     data = entry.read_bytes()
     key = entry.stem
-    assert nv._cache_read(str(cache_dir), key) == (
+    assert nv._cache_read(str(cache_dir), key)[:2] == (
         image,
         {"axpy<float>": "_Z4axpyIfEvT_PKS0_PS0_i"},
     )
@@ -783,7 +880,7 @@ def test_get_global_takes_name_expressions():
 
     raw, checked = nv._bindings()
     expressions = ("&ns::table",)
-    _image, lowered = nv._compile(
+    _image, lowered, _params = nv._compile(
         raw, checked, NAMESPACED_GLOBAL.encode(), "g.cu", {}, ("-arch=sm_90",), expressions, "cubin"
     )
     assert lowered == {"&ns::table": "_ZN2ns5tableE"}
