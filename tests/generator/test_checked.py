@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+import needs
 import pytest
 from suite import GENERATED, probe_each_version, run_python, version_keys
 
@@ -474,7 +475,7 @@ def test_pointer_arguments():
 
 @pytest.mark.backend
 def test_pointer_accepts_numpy_arrays():
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     a = np.arange(4, dtype=np.float32)
     p = _c.pointer(a, "dst", True)
     assert ctypes.addressof(p) == a.ctypes.data
