@@ -13,12 +13,12 @@ import array
 import ctypes
 import importlib
 import inspect
-import os
 import re
 from pathlib import Path
 
 import needs
 import pytest
+import snapshot_files
 from suite import GENERATED, probe_each_version, run_python, version_keys
 
 import cudart._checked as _c
@@ -27,7 +27,6 @@ from generator.resolve import OVERRIDES, describe, table_uses
 
 HERE = Path(__file__).resolve().parents[1]
 SNAPSHOTS = HERE / "snapshots"
-UPDATE = os.environ.get("CUDART_UPDATE_EXPECTATIONS") == "1"
 
 
 def checked_module(manifest, key):
@@ -41,13 +40,7 @@ def checked_module(manifest, key):
 def test_output_classification_snapshot(plans, key):
     """Every function's inputs and outputs, reviewed once and then held."""
     text = "".join(describe(p) + "\n" for p in plans[key])
-    path = SNAPSHOTS / f"outputs_{key}.txt"
-    if UPDATE:
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    assert text == path.read_text()
+    snapshot_files.hold(SNAPSHOTS / f"outputs_{key}.txt", text)
 
 
 # The exceptions table as reviewed: growing or changing it must change this test too.
@@ -169,12 +162,7 @@ def test_driver_output_classification_snapshot(driver_plans, key):
 
     text = "".join(describe(p) + "\n" for p in driver_plans[key])
     assert "cuMemcpyHtoD_v2(" in text
-    path = SNAPSHOTS / snapshot_name(key, "driver")
-    if UPDATE:
-        path.write_text(text)
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    assert text == path.read_text()
+    snapshot_files.hold(SNAPSHOTS / snapshot_name(key, "driver"), text)
 
 
 def test_every_table_entry_is_used_by_some_version(plans, driver_plans):
