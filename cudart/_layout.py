@@ -177,10 +177,13 @@ class BinaryField:
             return self
         return ctypes.string_at(ctypes.addressof(obj) + self.offset, self.size)
 
-    def __set__(self, obj: ctypes.Structure | ctypes.Union, value: bytes | Sequence[int]) -> None:
-        data = (
-            _char_bytes(value) if isinstance(value, (list, tuple)) else memoryview(value).tobytes()
-        )
+    def __set__(
+        self, obj: ctypes.Structure | ctypes.Union, value: bytes | list[int] | tuple[int, ...]
+    ) -> None:
+        if isinstance(value, (list, tuple)):
+            data = _char_bytes(value)
+        else:
+            data = memoryview(value).tobytes()
         if len(data) > self.size:
             raise ValueError(f"{len(data)} bytes for a member of {self.size}")
         # Not ctypes' own setter, which copies up to the first zero byte (strlen).
