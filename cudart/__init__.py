@@ -14,7 +14,6 @@ first used.
 
 from __future__ import annotations
 
-
 from . import _views
 
 # Before anything imports a version's module: cudart.sys_12050 and the other views are

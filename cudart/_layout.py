@@ -51,7 +51,9 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import operator
 import sys
+from collections.abc import Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds at import; annotations only need it here
@@ -154,8 +156,10 @@ class BinaryField:
     """A `c_char * N` member that reads as all N bytes, zeros included.
 
     Reading gives `bytes` of length N. Writing takes any bytes-like object of at most N
-    bytes and zero-fills the rest (ctypes' own setter for `c_char * N` stops at the
-    value's first zero byte and leaves the old bytes after it). `offset` and `size` are
+    bytes, or a list or tuple of at most N C chars (ints of -128..255, a negative one
+    stored as a signed char stores it, as cuda-bindings takes them), and zero-fills the
+    rest (ctypes' own setter for `c_char * N` stops at the value's first zero byte and
+    leaves the old bytes after it). `offset` and `size` are
     the member's, as ctypes' field descriptor reports them, so layout checks read it
     like any other member.
     """
@@ -173,8 +177,13 @@ class BinaryField:
             return self
         return ctypes.string_at(ctypes.addressof(obj) + self.offset, self.size)
 
-    def __set__(self, obj: ctypes.Structure | ctypes.Union, value: bytes) -> None:
-        data = memoryview(value).tobytes()
+    def __set__(
+        self, obj: ctypes.Structure | ctypes.Union, value: bytes | list[int] | tuple[int, ...]
+    ) -> None:
+        if isinstance(value, (list, tuple)):
+            data = _char_bytes(value)
+        else:
+            data = memoryview(value).tobytes()
         if len(data) > self.size:
             raise ValueError(f"{len(data)} bytes for a member of {self.size}")
         # Not ctypes' own setter, which copies up to the first zero byte (strlen).
@@ -182,6 +191,18 @@ class BinaryField:
 
     def __repr__(self) -> str:
         return f"<BinaryField offset={self.offset} size={self.size}>"
+
+
+def _char_bytes(chars: Sequence[int]) -> bytes:
+    """C chars as bytes: each an integer (by __index__: a float is no char) that a signed
+    or an unsigned char holds, so -1 and 255 are the same byte."""
+    out = bytearray()
+    for i, char in enumerate(chars):
+        value = operator.index(char)
+        if not -128 <= value <= 255:
+            raise OverflowError(f"item {i}: {value} is no C char (-128..255)")
+        out.append(value & 0xFF)
+    return bytes(out)
 
 
 def binary_fields(cls: type, *names: str) -> None:

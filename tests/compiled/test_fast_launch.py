@@ -25,6 +25,7 @@ import time
 import types
 import weakref
 
+import needs
 import pytest
 from fast_support import compiler, extension
 
@@ -818,7 +819,7 @@ def test_every_kind_geometry_and_stream_c_writes_what_python_writes(fake):
     the Python path writes (configuration, kernel handle, every argument's bytes, the
     slots' padding), and after the first launch of a Signature (which primes C) every
     launch is C's, whatever its geometry and stream."""
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     fake.setup(KIND_SIZES)
     fast = function(fake, True, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
     slow = function(fake, False, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
@@ -873,7 +874,7 @@ def test_cudart_arrays_are_read_by_their_ptr_in_c(fake):
 def test_untyped_parameters_take_typed_scalars_through_c(fake):
     """Without parameter types, NumPy floats and ctypes values pack as their own bytes,
     bytes as themselves: through C as through Python."""
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     sizes = (4, 8, 4, 2, 8)
     fake.setup(sizes)
     fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
@@ -966,7 +967,7 @@ def test_refusals_through_c_raise_what_python_raises(fake):
     """Every refused launch raises the same exception class and message through C as
     through Python, launches nothing, and leaves the slots and configuration as they
     were; then C serves again."""
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     fake.setup(KIND_SIZES)
     fast = function(fake, True, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
     slow = function(fake, False, sizes=KIND_SIZES, signature=KIND_SIGNATURE)

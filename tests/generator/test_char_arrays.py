@@ -193,3 +193,20 @@ def test_binary_fields_rejects_other_members():
     assert r.y == b"\x00ab\x00" and list(r.x) == [0] * 4
     with pytest.raises(TypeError):
         r.y = 5
+
+
+def test_a_bytes_member_takes_c_chars():
+    # cuda-bindings' records take a char array as a list of ints, a negative one as C's
+    # signed char holds it (its test_char_range); -1 and 255 are the same byte.
+    r = raw("12050").cudaIpcMemHandle_st()
+    for x in range(-128, 256):
+        r.reserved = [x] * 64
+        assert r.reserved == bytes([x & 0xFF]) * 64
+    r.reserved = (1, -2)
+    assert r.reserved == b"\x01\xfe" + bytes(62)
+    for wrong, error in (([256], OverflowError), ([-129], OverflowError), ([1.0], TypeError)):
+        with pytest.raises(error):
+            r.reserved = wrong
+    with pytest.raises(ValueError, match="65 bytes for a member of 64"):
+        r.reserved = [0] * 65
+    assert r.reserved == b"\x01\xfe" + bytes(62)  # a refused value leaves it as it was

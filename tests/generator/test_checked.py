@@ -13,11 +13,12 @@ import array
 import ctypes
 import importlib
 import inspect
-import os
 import re
 from pathlib import Path
 
+import needs
 import pytest
+import snapshot_files
 from suite import GENERATED, probe_each_version, run_python, version_keys
 
 import cudart._checked as _c
@@ -26,7 +27,6 @@ from generator.resolve import OVERRIDES, describe, table_uses
 
 HERE = Path(__file__).resolve().parents[1]
 SNAPSHOTS = HERE / "snapshots"
-UPDATE = os.environ.get("CUDART_UPDATE_EXPECTATIONS") == "1"
 
 
 def checked_module(manifest, key):
@@ -40,13 +40,7 @@ def checked_module(manifest, key):
 def test_output_classification_snapshot(plans, key):
     """Every function's inputs and outputs, reviewed once and then held."""
     text = "".join(describe(p) + "\n" for p in plans[key])
-    path = SNAPSHOTS / f"outputs_{key}.txt"
-    if UPDATE:
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    assert text == path.read_text()
+    snapshot_files.hold(SNAPSHOTS / f"outputs_{key}.txt", text)
 
 
 # The exceptions table as reviewed: growing or changing it must change this test too.
@@ -168,12 +162,7 @@ def test_driver_output_classification_snapshot(driver_plans, key):
 
     text = "".join(describe(p) + "\n" for p in driver_plans[key])
     assert "cuMemcpyHtoD_v2(" in text
-    path = SNAPSHOTS / snapshot_name(key, "driver")
-    if UPDATE:
-        path.write_text(text)
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    assert text == path.read_text()
+    snapshot_files.hold(SNAPSHOTS / snapshot_name(key, "driver"), text)
 
 
 def test_every_table_entry_is_used_by_some_version(plans, driver_plans):
@@ -474,7 +463,7 @@ def test_pointer_arguments():
 
 @pytest.mark.backend
 def test_pointer_accepts_numpy_arrays():
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     a = np.arange(4, dtype=np.float32)
     p = _c.pointer(a, "dst", True)
     assert ctypes.addressof(p) == a.ctypes.data

@@ -38,6 +38,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import snapshot_files
 
 from cudart._handles import Handle, StreamHandle
 from generator.context import generation_context
@@ -72,7 +73,6 @@ HERE = Path(__file__).resolve().parents[1]
 REPO = HERE.parent
 HEADERS = HERE / "headers"
 EXPECTATIONS = HERE / "expectations"
-UPDATE = os.environ.get("CUDART_UPDATE_EXPECTATIONS") == "1"
 
 
 def _markers(name: str, key: str) -> list[str]:
@@ -230,16 +230,7 @@ def embedded_layout(cls) -> dict[str, int]:
 @pytest.mark.parametrize("name", WITH_EXPECTATION)
 def test_expectation(name):
     """The rendered module is byte for byte the reviewed expectation."""
-    path = EXPECTATIONS / f"{name}.py"
-    text = rendered(name)
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode())
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    expected = path.read_bytes().decode()
-    assert text == expected
-    assert text.encode() == path.read_bytes()
+    snapshot_files.hold(EXPECTATIONS / f"{name}.py", rendered(name))
 
 
 @pytest.mark.parametrize("name", CONSTRUCTS)
@@ -1115,13 +1106,8 @@ def test_checked_expectation():
     """functions.h through resolve and the checked template, byte for byte reviewed:
     scalars in, a pointer in, an int written through `int *count` (documented as
     returned) out, a handle in, a struct result, and no form for the variadic one."""
-    path = EXPECTATIONS / "checked_functions.py"
     text = render_checked(generation_context(model("functions"), context("functions")))
-    if UPDATE:
-        path.write_bytes(text.encode())
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    assert text == path.read_text()
+    snapshot_files.hold(EXPECTATIONS / "checked_functions.py", text)
     assert "def log_message(" not in text
 
 

@@ -11,6 +11,7 @@ import ctypes
 import importlib
 import threading
 
+import needs
 import pytest
 
 import cudart
@@ -64,7 +65,7 @@ def test_bytes_round_trip(device_buffer):
 
 
 def test_numpy_round_trip(device_buffer):
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     a = np.arange(N // 4, dtype=np.float32)
     cudart.cudaMemcpy(device_buffer, a, a.nbytes, cudart.cudaMemcpyHostToDevice)
     b = np.empty_like(a)

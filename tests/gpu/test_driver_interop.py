@@ -7,16 +7,18 @@ its host callbacks Python callables. The CPU side is tests/runtime/test_driver_h
 from __future__ import annotations
 
 import ctypes
+import subprocess
+from pathlib import Path
 
 import pytest
 
 import cudart
-from cudart import HandleDestroyedError, callbacks
+from cudart import HandleDestroyedError, callbacks, load_runtime
 from cudart._contract import declares
 from cudart._handles import destroyed_by
 from cudart.kernels import load_module
 
-from .support import KERNELS, axpy, routes
+from .support import KERNELS, axpy, nvcc, routes
 
 pytestmark = pytest.mark.usefixtures("clean_callback_failures")
 
@@ -165,7 +167,35 @@ def test_a_driver_library_kernel_runs_through_the_runtime(rt, driver, dev, strea
         driver.cuLibraryUnload(library)
 
 
-def test_a_cu_module_function_runs_through_both_apis(driver, dev, stream, cubin):
+@pytest.fixture(scope="module")
+def c_cu_function_as_func(driver, cubin, tmp_path_factory) -> dict[str, list[str]]:
+    """What C gets from this libcudart for the test below (tests/gpu/cu_function_as_func.cu,
+    built here): its lines by first word ("runtime", "launch", "last", "values")."""
+    folder = tmp_path_factory.mktemp("cu_function_as_func")
+    exe, image = folder / "cu_function_as_func", folder / "scale.cubin"
+    image.write_bytes(cubin)
+    source = Path(__file__).resolve().parent / "cu_function_as_func.cu"
+    built = subprocess.run(
+        [nvcc(), "-x", "c++", "-cudart", "none", "-o", str(exe), str(source), "-ldl"],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, f"nvcc could not build {source.name}:\n{built.stderr}"
+    proc = subprocess.run(
+        [str(exe), str(load_runtime().path), str(image)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, f"the C program failed:\n{proc.stdout}\n{proc.stderr}"
+    return {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()}
+
+
+def test_a_cu_module_function_runs_through_both_apis(
+    driver, dev, stream, cubin, runtime_version, c_cu_function_as_func
+):
+    c = c_cu_function_as_func
+    assert c["runtime"] == [str(runtime_version)]
     module = driver.cuModuleLoadData(cubin)
     try:
         function = driver.cuModuleGetFunction(module, "scale")
@@ -174,13 +204,21 @@ def test_a_cu_module_function_runs_through_both_apis(driver, dev, stream, cubin)
         driver.cuLaunchKernel(function, 1, 1, 1, N, 1, 1, 0, stream, _argv(*values), None)
         cudart.cudaStreamSynchronize(stream)
         assert dev.read(y, ctypes.c_float, N) == [2.0] * N
-        # The runtime's `func` is documented for entry functions and cudaKernel_t; a
-        # CUfunction reaches it as one (a handle of the same struct as cudaFunction_t).
-        try:
-            cudart.cudaLaunchKernel(function, 1, N, _argv(*values), 0, stream)
-        except cudart.CudaError as exc:
-            pytest.xfail(f"this runtime does not launch a CUfunction as func: {exc}")
+        # The runtime's `func` is documented for entry functions and cudaKernel_t; given
+        # a CUfunction, the bindings must answer what C answers on this libcudart
+        # (measured on the H200: 98 on 12.0-12.6, 400 on 12.8 and 12.9, success on 13.x).
+        status, name = int(c["launch"][0]), c["launch"][1]
+        if status != 0:
+            with pytest.raises(cudart.CudaError) as raised:
+                cudart.cudaLaunchKernel(function, 1, N, _argv(*values), 0, stream)
+            assert (int(raised.value.code), raised.value.name) == (status, name)
+            assert type(raised.value).__name__ == "CudaError" + name[len("cudaError") :]
+            # As C's cudaGetLastError after it: the launch's error, not sticky.
+            assert int(cudart.sys.cudaGetLastError()) == int(c["last"][0])
+            return
+        cudart.cudaLaunchKernel(function, 1, N, _argv(*values), 0, stream)
         cudart.cudaStreamSynchronize(stream)
+        assert c["values"] == ["4", "1"]
         assert dev.read(y, ctypes.c_float, N) == [4.0] * N
     finally:
         driver.cuModuleUnload(module)

@@ -202,3 +202,38 @@ def test_the_kernel_node_reproducer_binds_each_runtime_on_the_register_route(rep
                 text=True,
             )
             assert proc.returncode == 2 and "no library route" in proc.stderr, version
+
+
+@pytest.fixture(scope="module")
+def cu_function_as_func(tmp_path_factory) -> Path:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH here: the GPU run builds cu_function_as_func.cu")
+    exe = tmp_path_factory.mktemp("cu_function_as_func") / "cu_function_as_func"
+    subprocess.run(
+        [nvcc, "-x", "c++", "-cudart", "none", "-o", str(exe)]
+        + [str(HERE / "cu_function_as_func.cu"), "-ldl"],
+        check=True,
+        capture_output=True,
+    )
+    return exe
+
+
+def test_the_cu_function_program_binds_each_runtime(cu_function_as_func, header_sets, tmp_path):
+    """Every runtime symbol it calls is in each libcudart (12.0 to 13.x): it says the
+    runtime's version, then stops at the driver, which this machine may lack."""
+    image = tmp_path / "not-a-cubin"
+    image.write_bytes(b"\0")
+    driver = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for version, headers in header_sets.items():
+        major, minor = (int(x) for x in version.split("."))
+        proc = subprocess.run(
+            [str(cu_function_as_func), str(headers.library), str(image)],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.stdout.splitlines()[0] == f"runtime {major * 1000 + minor * 10}", version
+        if "libcuda.so.1" not in driver:
+            assert proc.returncode == 2 and "libcuda.so.1" in proc.stderr, (version, proc)
+        else:  # a driver without a GPU: the first device call answers
+            assert proc.returncode == 3, (version, proc.stdout, proc.stderr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
+import needs
 import pytest
 
 import cudart
@@ -38,7 +39,7 @@ def test_host_alloc_is_a_buffer_and_an_address():
 
 
 def test_numpy_frombuffer_on_each_kind_of_host_memory():
-    numpy = pytest.importorskip("numpy")
+    numpy = needs.numpy()
     allocations = [
         cudart.cudaHostAlloc(N, cudart.cudaHostAllocDefault),
         cudart.cudaMallocHost(N),

@@ -6,6 +6,7 @@ import ctypes
 import struct
 import threading
 
+import needs
 import pytest
 
 from cudart import CudaError, _backend
@@ -79,7 +80,7 @@ def test_param_sizes(module):
 
 
 def test_each_parameter_size(rt, dev, module, launch_path):
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     fn = module.get_function("mixed")
     out = dev.alloc(8 * 6)
     # Typed floats: a cubin says only sizes, and a Python float is refused without types.
@@ -114,7 +115,7 @@ def test_struct_and_numpy_arguments(rt, dev, module):
     out = dev.alloc(16)
     module.get_function("take_pair").launch(1, 1, Pair(3, 4.5), out)
     assert dev.read(out, ctypes.c_double, 2) == [3.0, 4.5]
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     fn = axpy(module)
     got = run_axpy(
         rt,
@@ -341,7 +342,7 @@ def test_every_launch_in_c(rt, dev, module, launch_path):
     """Issue 23: a new grid and block each launch, a CuPy array and NumPy scalars as
     arguments, streams changing: all packed and configured in C (after the first launch
     of each argument kind), and the kernel sees every value."""
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     cupy = pytest.importorskip("cupy")
     fn = axpy(module)
     n = 1000
@@ -419,7 +420,7 @@ def test_extern_c_kernels_see_the_values_given(rt, dev, module, launch_path):
     # bits), and a float for a pointer as a double. mixed(char, short, int, long long,
     # float, double, double *out): typed by the image's PTX where it has some (the PTX
     # image, fatbins whose PTX entry is readable), untyped in a cubin.
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     fn = module.get_function("mixed")
     typed = fn.param_types is not None
     assert typed != (module.kind == "cubin")  # (a fatbin's zstd PTX: read with libzstd)

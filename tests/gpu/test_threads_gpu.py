@@ -38,8 +38,10 @@ def _destroy_from_every_thread(destroy, handle) -> list[str]:
             destroy(handle)
         except HandleDestroyedError:
             return "refused"
-        except cudart.CudaError as exc:  # C's own answer to a destroy that reached it
-            return type(exc).__name__
+        # Anything else (a CudaError above all: a second destroy that reached C) is
+        # named, so that the counts below fail on it.
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
         return "destroyed"
 
     return _storm(attempt)
@@ -47,16 +49,15 @@ def _destroy_from_every_thread(destroy, handle) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["Stream", "Event"])
 def test_one_handle_destroyed_by_many_threads_at_once_succeeds_once(kind):
-    """Exactly one thread destroys it; each other gets HandleDestroyedError (refused
-    before C: cudart._handles claims the object's mark under a lock) or C's error,
-    never a crash."""
+    """Exactly one thread's destroy reaches C and succeeds; every other thread gets
+    HandleDestroyedError, refused before C (cudart._handles claims the object's mark
+    under a lock), as tests/compiled/test_checked_compiled.py's CPU storm asserts. C's
+    error for a second destroy would mean a destroy reached C twice."""
     create = getattr(cudart, f"cuda{kind}Create")
     destroy = getattr(cudart, f"cuda{kind}Destroy")
     for _ in range(50):
         outcomes = _destroy_from_every_thread(destroy, create())
-        assert outcomes.count("destroyed") == 1, outcomes
-        others = set(outcomes) - {"destroyed"}
-        assert all(o == "refused" or o.startswith("CudaError") for o in others), outcomes
+        assert sorted(outcomes) == ["destroyed"] + ["refused"] * (THREADS - 1), outcomes
 
 
 def test_host_callbacks_from_many_threads_onto_many_streams_run_once_each():

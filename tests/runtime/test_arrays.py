@@ -10,6 +10,7 @@ import struct
 import types
 import weakref
 
+import needs
 import pytest
 
 import cudart
@@ -142,7 +143,7 @@ def test_dtypes(dtype, expected):
 
 
 def test_numpy_dtypes():
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     assert arrays.typestr(np.float16) == "<f2" and arrays.typestr(np.dtype("int32")) == "<i4"
 
 
@@ -274,7 +275,7 @@ def test_device_address_takes_dlpack_producers_of_cuda_memory_only():
     assert device_address(Producer(array, device=(1, 0))) is None  # host memory
     gc.collect()
     assert len(arrays._exported) == exported  # the capsules read were handed back
-    np = pytest.importorskip("numpy")
+    np = needs.numpy()
     # A one-element host array has __int__ (its value): no address for all that.
     assert device_address(np.array([ADDRESS])) is None
     # Where a `void *` member takes memory (cudart._convert.address), such an array is

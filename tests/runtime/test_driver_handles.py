@@ -22,6 +22,7 @@ import subprocess
 import types
 import weakref
 
+import needs
 import pytest
 from fast_support import stand_in_for_c
 from suite import run_python
@@ -236,6 +237,8 @@ class DeviceMemory:
 
 def test_a_cudeviceptr_parameter_takes_what_the_runtimes_device_pointer_takes(drv, monkeypatch):
     # CUdeviceptr is an integer typedef: its parameters took ints and __index__ only.
+    # NumPy first: a skip after the checks below ran would drop the rest unseen.
+    numpy = needs.numpy()
     raw, checked = drv
     memset = record(monkeypatch, checked, "cuMemsetD8")
     to_host = record(monkeypatch, checked, "cuMemcpyDtoH")
@@ -246,7 +249,6 @@ def test_a_cudeviceptr_parameter_takes_what_the_runtimes_device_pointer_takes(dr
     checked.cuMemcpyDtoH(host, DeviceMemory(ADDRESS + 8), 16)
     assert to_host.calls[0][1] == ADDRESS + 8 and type(to_host.calls[0][1]) is int
     # A handle, host memory and a float are no device address; refused before C.
-    numpy = pytest.importorskip("numpy")
     with pytest.raises(TypeError):
         checked.cuMemsetD8(numpy.zeros(16, numpy.uint8), 0, 16)
     for wrong, what in (

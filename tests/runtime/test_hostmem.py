@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import abi_support
+import needs
 import pytest
 from suite import run_python
 
@@ -71,7 +72,7 @@ def test_exports_its_bytes_as_a_buffer(memory, backing):
 
 
 def test_numpy_frombuffer_sees_the_memory(memory, backing):
-    numpy = pytest.importorskip("numpy")
+    numpy = needs.numpy()
     array = numpy.frombuffer(memory, dtype=numpy.float32)
     assert array.size == SIZE // 4
     array[2] = 1.25

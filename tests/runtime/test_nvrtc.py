@@ -19,6 +19,7 @@ import sys
 import abi_support
 import numpy
 import pytest
+import snapshot_files
 from suite import REPO, run_python, version_keys
 
 import cudart
@@ -117,12 +118,7 @@ def test_nvrtc_output_classification_snapshot(nvrtc_sets, key):
 
     text = "".join(describe(p) + "\n" for p in resolve(model_for(nvrtc_sets[key])))
     assert "nvrtcCompileProgram(" in text
-    path = SNAPSHOTS / snapshot_name(key, "nvrtc")
-    if os.environ.get("CUDART_UPDATE_EXPECTATIONS") == "1":
-        path.write_text(text)
-        return
-    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
-    assert text == path.read_text()
+    snapshot_files.hold(SNAPSHOTS / snapshot_name(key, "nvrtc"), text)
 
 
 def test_checked_module_raises_nvrtc_errors():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 
+import needs
 import pytest
 
 import cudart
@@ -67,7 +68,7 @@ def test_host_node_fn_none_clears_the_callable(checked):
 
 # ---------------------------------------------------------------- memory in records
 
-np = pytest.importorskip("numpy")
+np = needs.numpy()
 
 
 @pytest.fixture
