@@ -307,6 +307,23 @@ def test_a_cache_that_is_a_file_is_one_line(tmp_path):
     assert "Not a directory" in _one_error(proc)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [("generate", ""), ("generate", " "), ("generate", "--all", ""), ("outputs", "")],
+)
+def test_an_empty_version_is_one_line_and_writes_nothing(tmp_path, command):
+    """`generate ""` (an unset shell variable) was `generate --all`: it replaced the whole
+    tree. Here the manifest holds one version, so the old code's run was short, and
+    wrote that version into --output."""
+    options = _scratch_manifest(tmp_path, ("12.5",))
+    error = _one_error(bindgen(*options, *command))
+    if "--all" in command:
+        assert error == "cudart-bindgen: error: give a version or --all, not both"
+    else:
+        assert error.startswith(f"cudart-bindgen: error: malformed CUDA version {command[1]!r}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.toml"]
+
+
 @pytest.mark.parametrize("command", [("generate", "12.5"), ("generate", "--all"), ("check",)])
 def test_an_output_that_is_a_file_is_one_line(tmp_path, command):
     """Found before any rendering: --all once exchanged the file with the new folder."""
