@@ -609,6 +609,27 @@ def test_leftovers_of_killed_runs_are_removed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
 
 
+def test_a_killed_writers_temporaries_of_the_older_naming_are_removed(tmp_path):
+    """Before its temporaries named their writer, write_atomically's were
+    `.<name>.<random>.tmp` (what the issue's killed `generate 12.5` left): those of
+    generated files are removed once they are older than any write takes; a fresh one may
+    be an older generator's write in progress, and stays."""
+    from generator.files import STALE_WITHOUT_PID_S
+
+    target = tmp_path / "generated"
+    target.mkdir()
+    old = [".checked_12050.py.lxftrl34.tmp", ".sys_12050.pyi.a_b1c2d3.tmp"]
+    fresh = [".sys_12050.py.k9k9k9k9.tmp"]
+    other = [".notes.txt.lxftrl34.tmp", ".sys_12050.py.short.tmp"]
+    for name in old + fresh + other:
+        (target / name).write_text("half\n")
+    for name in old + other:
+        stamp = (target / name).stat().st_mtime - STALE_WITHOUT_PID_S - 1
+        os.utime(target / name, (stamp, stamp))
+    write_tree({"a.py": "A = 1\n"}, target)
+    assert sorted(p.name for p in target.iterdir()) == sorted(["a.py", *fresh, *other])
+
+
 def test_a_killed_runs_scratch_folders_are_removed(manifest, own_cache):
     """A download or an extraction killed midway leaves its scratch folder in the cache;
     the next fetch removes those of dead processes and keeps a running one's."""
