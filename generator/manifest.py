@@ -131,14 +131,15 @@ def _read_manifest(path: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ManifestError(f"manifest {path} is not a regular file ({_file_kind(info)})")
+        too_large = f"manifest {path} is larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
+        if info.st_size > MAX_MANIFEST_BYTES:
+            raise ManifestError(too_large)
         with open(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_MANIFEST_BYTES + 1)  # one more: a file that grew is still caught
+            data = f.read(info.st_size + 1)  # one more: a file that grew is still bounded
     finally:
         os.close(fd)
     if len(data) > MAX_MANIFEST_BYTES:
-        raise ManifestError(
-            f"manifest {path} is larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
-        )
+        raise ManifestError(too_large)
     return data
 
 
