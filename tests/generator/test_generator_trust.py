@@ -26,6 +26,7 @@ import pytest
 import tomli_w
 from suite import GENERATED, REPO
 
+from generator import model_cache
 from generator.fetch import (
     ChecksumMismatchError,
     FetchError,
@@ -517,6 +518,37 @@ def test_check_does_not_agree_with_an_edited_header(manifest, own_cache, tmp_pat
     for name in (f"sys_{number}.py", f"checked_{number}.py"):
         assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
         assert b"cudaEditedIn" not in (out / name).read_bytes()
+
+
+def test_an_edited_model_in_the_cache_is_not_rendered(manifest, own_cache, tmp_path):
+    """The issue's case: a model cache entry edited to say cudaMemcpyDeviceToHost = 5 (a
+    pickle, the format the cache kept) put that into sys_12050.py. Now the entry is
+    refused in one line and the headers parsed again: the output is the committed one."""
+    import pickle
+
+    from models import model_for, with_enumerator
+
+    headers = fetch_version(manifest, KEY, lambda m: None)
+    entry = model_cache.cache_file(headers)
+    model = model_for(headers)  # parsed into this test's cache
+    doctored = with_enumerator(model, "cudaMemcpyKind", "cudaMemcpyDeviceToHost", 5)
+    entry.write_bytes(pickle.dumps(doctored))
+    out = tmp_path / "generated"
+    proc = _bindgen(
+        REPO,
+        "--output",
+        str(out),
+        "generate",
+        KEY,
+        env={"CUDART_BINDGEN_CACHE": str(own_cache), "CUDART_BINDGEN_JOBS": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    number = manifest.get(KEY).number
+    sys_module = (out / f"sys_{number}.py").read_bytes()
+    assert b"    cudaMemcpyDeviceToHost = 2\n" in sys_module
+    assert sys_module == (GENERATED / f"sys_{number}.py").read_bytes()
+    refused = f"the model cache's {entry.name} is not used (it is not an entry of this format)"
+    assert f"[{KEY}] {refused}: parsing again\n" in proc.stderr, proc.stderr
 
 
 def test_a_wrong_manifest_sha_keeps_the_good_cached_wheel(manifest, own_cache, pinned_wheels):
