@@ -349,3 +349,21 @@ def test_a_model_of_other_types_is_refused_when_stored(models, tmp_path):
             tmp_path / "12.5-a-b.json", dataclasses.replace(model, functions=[function])
         )
     assert not (tmp_path / "12.5-a-b.json").exists()
+
+
+def test_a_store_removes_what_killed_stores_left(models, tmp_path):
+    """A process killed between an entry's (or the key's) write and its rename leaves
+    its temporary in the models folder; the next store removes those of dead writers."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    left = [f".12.4-aaaa-1111.json.{dead.pid}.abcd1234.tmp", f".hmac-key.{dead.pid}.abcd1234.tmp"]
+    kept = [f".12.4-aaaa-1111.json.{os.getppid()}.abcd1234.tmp", f".notes.{dead.pid}.abcd1234.tmp"]
+    for name in left + kept:
+        (tmp_path / name).write_bytes(b"half")
+    model_cache.store(tmp_path / "12.5-aaaa-1111.json", models["12.5"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["12.5-aaaa-1111.json", model_cache.SECRET_NAME, *kept]
+    )
