@@ -41,7 +41,7 @@ def _progress(message: str) -> None:
 def cmd_generate(args) -> int:
     manifest = Manifest.load(args.manifest)
     started = time.perf_counter()
-    if args.all or not args.version:
+    if args.all or args.version is None:
         keys = manifest.keys()
         rendered = render_all(manifest, keys, _progress, args.jobs)
         _writing(args)
@@ -110,7 +110,7 @@ def cmd_outputs(args) -> int:
     from .resolve import describe, resolve, table_uses
 
     manifest = Manifest.load(args.manifest)
-    for key in [args.version] if args.version else manifest.keys():
+    for key in manifest.keys() if args.version is None else [args.version]:
         model = parse_version(fetch_version(manifest, key, _progress, args.surface))
         if args.attributes:
             lines = listing(model)
@@ -296,13 +296,18 @@ def _check_output(folder: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if getattr(args, "all", False) and args.version:
+    version = getattr(args, "version", None)
+    if getattr(args, "all", False) and version is not None:
         print("cudart-bindgen: error: give a version or --all, not both", file=sys.stderr)
         return 2
     if getattr(args, "no_model_cache", False):
         # In the environment: render_all's worker processes inherit it.
         os.environ[model_cache.CACHE_ENV] = "0"
     try:
+        if version is not None:
+            # Before anything is read or written: `generate ""` (an unset shell variable)
+            # once meant `generate --all`, and replaced the whole tree.
+            parse_version_key(version)
         _check_output(args.output)
         return args.func(args)
     except ParseError as exc:

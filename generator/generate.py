@@ -179,7 +179,9 @@ def _model(headers: HeaderSet, tag: str, progress: Progress) -> ApiModel:
     def announce(cached: bool) -> None:
         progress(f"[{tag}] parsing {names}" + (": the model cache has it" if cached else ""))
 
-    return model_cache.model_for(headers, parse_version, announce)
+    return model_cache.model_for(
+        headers, parse_version, announce, lambda why: progress(f"[{tag}] {why}")
+    )
 
 
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,17 @@ __all__ = [
 ]
 
 DEFAULT_MANIFEST_PATH = Path(__file__).resolve().parent.parent / "cuda_headers_manifest.toml"
+# Far above any manifest (some 2 KiB a version): a larger file is not one, and reading it
+# whole could exhaust memory (`--manifest /dev/zero` once read until MemoryError).
+MAX_MANIFEST_BYTES = 8 << 20
+# Opened without waiting for a FIFO's writer (where the OS has the flag): a FIFO is
+# refused by its type at once instead of hanging the command.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 # Every pattern below is applied with fullmatch and re.ASCII: `$` would also match before
 # a final newline ("12.5\n"), and `\d` any script's digits ("１２.５" would be int 12.5).
@@ -109,6 +121,37 @@ HEADER = """\
 # sha256, and record_sha256, that of the wheel's RECORD (the sha256 of each of its
 # files), against which an unpacked tree in the cache is checked before each use.
 """
+
+
+def _read_manifest(path: Path) -> bytes:
+    """The bytes of the regular file at `path` (a link to one is followed), read only up to
+    MAX_MANIFEST_BYTES: anything else is a ManifestError naming what it is."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ManifestError(f"manifest {path} is not a regular file ({_file_kind(info)})")
+        too_large = f"manifest {path} is larger than {MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
+        if info.st_size > MAX_MANIFEST_BYTES:
+            raise ManifestError(too_large)
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(info.st_size + 1)  # one more: a file that grew is still bounded
+    finally:
+        os.close(fd)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise ManifestError(too_large)
+    return data
+
+
+def _file_kind(info: os.stat_result) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((what for test, what in kinds if test(info.st_mode)), "not a file")
 
 
 class ManifestError(Exception):
@@ -565,9 +608,11 @@ class Manifest:
     def load(cls, path: str | os.PathLike[str] = DEFAULT_MANIFEST_PATH) -> Manifest:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_manifest(path).decode("utf-8")
         except OSError as e:
             raise ManifestError(f"cannot read manifest {path}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise ManifestError(f"manifest {path} is not UTF-8 text (byte {e.start})") from None
         return cls.loads(text, source=str(path))
 
     def dumps(self) -> str:

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .files import folder_mode, process_alive, write_atomically
+from .files import folder_mode, process_alive, remove_stale_temporaries, write_atomically
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
@@ -115,7 +115,10 @@ def _new_staging(target: Path) -> Path:
 
 def clean_leftovers(target: Path) -> None:
     """Remove the staging trees of killed runs for `target`: those of processes that are
-    no longer alive (a running one's stays), and the old layout's folders beside it."""
+    no longer alive (a running one's stays), and the old layout's folders beside it; and
+    the temporaries of generated files that killed runs left in `target` itself (a
+    single-version run writes there)."""
+    remove_stale_temporaries(target, lambda name: is_generated(Path(name)))
     root = staging_root(target)
     if root.is_dir():
         for path in root.iterdir():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from suite import GENERATED, REPO, run_python
@@ -331,6 +332,73 @@ def test_a_cache_that_is_a_file_is_one_line(tmp_path):
     # Below a file, too.
     proc = bindgen("outputs", "12.5", env={"CUDART_BINDGEN_CACHE": str(cache / "sub")})
     assert "Not a directory" in _one_error(proc)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("generate", ""), ("generate", " "), ("generate", "--all", ""), ("outputs", "")],
+)
+def test_an_empty_version_is_one_line_and_writes_nothing(tmp_path, command):
+    """`generate ""` (an unset shell variable) was `generate --all`: it replaced the whole
+    tree. Here the manifest holds one version, so the old code's run was short, and
+    wrote that version into --output."""
+    options = _scratch_manifest(tmp_path, ("12.5",))
+    error = _one_error(bindgen(*options, *command))
+    if "--all" in command:
+        assert error == "cudart-bindgen: error: give a version or --all, not both"
+    else:
+        assert error.startswith(f"cudart-bindgen: error: malformed CUDA version {command[1]!r}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.toml"]
+
+
+def _limited_memory() -> None:
+    """The child's address space capped (at 2 GiB): a manifest read without bound fails
+    there at once with MemoryError, instead of taking the machine's memory."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder", "huge", "over the bound"])
+def test_a_manifest_that_is_no_file_or_too_large_is_one_line(tmp_path, kind):
+    """A FIFO hung the command, /dev/zero and a huge (sparse) file read until
+    MemoryError; each is now refused by its type or its size, reading at most the bound."""
+    import os
+
+    from generator.manifest import MAX_MANIFEST_BYTES
+
+    path = tmp_path / "manifest.toml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "/dev/zero":
+        path = Path("/dev/zero")
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        with open(path, "wb") as f:
+            f.truncate(64 << 30 if kind == "huge" else MAX_MANIFEST_BYTES + 1)
+    out = tmp_path / "generated"
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "--manifest", str(path), "--output", str(out)]
+        + ["generate", "12.5"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=30,  # the FIFO hung the old code
+        preexec_fn=_limited_memory,
+    )
+    error = _one_error(proc)
+    what = {"fifo": "a FIFO", "/dev/zero": "a character device", "folder": "a folder"}
+    if kind in what:
+        assert error == (
+            f"cudart-bindgen: error: manifest {path} is not a regular file ({what[kind]})"
+        )
+    else:
+        assert error == (
+            f"cudart-bindgen: error: manifest {path} is larger than "
+            f"{MAX_MANIFEST_BYTES >> 20} MiB: not a manifest"
+        )
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("command", [("generate", "12.5"), ("generate", "--all"), ("check",)])

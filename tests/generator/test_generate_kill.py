@@ -64,9 +64,12 @@ def _runtime_only(full: Manifest, key: str) -> Manifest:
     return type(full)({family.name: family}, {key: pin})
 
 
-def _start(root: Path, kill_at: int | None = None) -> subprocess.Popen:
-    """`generate --all` of the checkout; killed by itself at write step `kill_at` (the
-    test-only entry point tests/generator/generate_killed.py), or run as users run it."""
+def _start(
+    root: Path, kill_at: int | str | None = None, args: tuple[str, ...] = ("generate", "--all")
+) -> subprocess.Popen:
+    """`generate --all` (or `args`) of the checkout; killed by itself at write step
+    `kill_at` (the test-only entry point tests/generator/generate_killed.py), or run as
+    users run it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_BINDGEN")}
     env |= {"PYTHONPATH": str(REPO), "CUDART_BINDGEN_JOBS": "1"}
     command = ["-m", "generator"] if kill_at is None else [str(KILLED), str(kill_at)]
@@ -78,8 +81,7 @@ def _start(root: Path, kill_at: int | None = None) -> subprocess.Popen:
             str(root / "manifest.toml"),
             "--output",
             str(root / "generated"),
-            "generate",
-            "--all",
+            *args,
         ],
         cwd=root,
         env=env,
@@ -173,3 +175,45 @@ def test_kill_at_every_step_and_at_random_moments(checkout):
     assert proc.returncode == 0, stderr
     assert _assert_usable(root, old, new, "after the next run") == "new"
     assert sorted(p.name for p in root.iterdir()) == ["cudart", "generated", "manifest.toml"]
+
+
+def test_a_single_version_run_removes_what_a_killed_one_left(checkout):
+    """A kill -9 of `generate 12.5` between a file's write and its rename left
+    generated/.<file>.<random>.tmp, which later single-version runs kept. Each run now
+    removes the temporaries of generated files whose writer is dead, and nothing else."""
+    root, old, new = checkout
+    out = root / "generated"
+    _reset(root, old)
+    proc = _start(root, kill_at="replace:2", args=("generate", KEY))
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, stderr
+    left = sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp"))
+    assert len(left) == 1 and left[0].startswith(tuple(f".{name}." for name in new)), left
+    # Temporary-looking files that are not a dead writer's temporary of a generated file:
+    # a running process's (this one's parent: a concurrent run), a file the generator
+    # does not make, a name of another pattern, a link and a folder of the pattern.
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    live = os.getppid()
+    kept = [
+        f".sys_12050.py.{live}.abcd1234.tmp",
+        f".notes.txt.{dead.pid}.abcd1234.tmp",
+        ".sys_12050.py.tmp",
+        f"sys_12050.py.{dead.pid}.abcd1234.tmp",
+        f".sys_12050.py.{dead.pid}.abcd1234.tmp.bak",
+    ]
+    for name in kept:
+        (out / name).write_text("mine\n")
+    (out / f".cudart_12050.py.{dead.pid}.abcd1234.tmp").symlink_to("sys_12050.py")
+    (out / f".sys_12050.pyi.{dead.pid}.abcd1234.tmp").mkdir()
+    kept += [f".cudart_12050.py.{dead.pid}.abcd1234.tmp", f".sys_12050.pyi.{dead.pid}.abcd1234.tmp"]
+    try:
+        proc = _start(root, args=("generate", KEY))
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, stderr
+        assert sorted(p.name for p in out.iterdir() if ".tmp" in p.name) == sorted(kept)
+        assert all((out / name).read_text() == "mine\n" for name in kept[:5])
+    finally:
+        for name in kept:
+            path = out / name
+            path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()

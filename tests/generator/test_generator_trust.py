@@ -26,6 +26,7 @@ import pytest
 import tomli_w
 from suite import GENERATED, REPO
 
+from generator import model_cache
 from generator.fetch import (
     ChecksumMismatchError,
     FetchError,
@@ -521,6 +522,37 @@ def test_check_does_not_agree_with_an_edited_header(manifest, own_cache, tmp_pat
         assert b"cudaEditedIn" not in (out / name).read_bytes()
 
 
+def test_an_edited_model_in_the_cache_is_not_rendered(manifest, own_cache, tmp_path):
+    """The issue's case: a model cache entry edited to say cudaMemcpyDeviceToHost = 5 (a
+    pickle, the format the cache kept) put that into sys_12050.py. Now the entry is
+    refused in one line and the headers parsed again: the output is the committed one."""
+    import pickle
+
+    from models import model_for, with_enumerator
+
+    headers = fetch_version(manifest, KEY, lambda m: None)
+    entry = model_cache.cache_file(headers)
+    model = model_for(headers)  # parsed into this test's cache
+    doctored = with_enumerator(model, "cudaMemcpyKind", "cudaMemcpyDeviceToHost", 5)
+    entry.write_bytes(pickle.dumps(doctored))
+    out = tmp_path / "generated"
+    proc = _bindgen(
+        REPO,
+        "--output",
+        str(out),
+        "generate",
+        KEY,
+        env={"CUDART_BINDGEN_CACHE": str(own_cache), "CUDART_BINDGEN_JOBS": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    number = manifest.get(KEY).number
+    sys_module = (out / f"sys_{number}.py").read_bytes()
+    assert b"    cudaMemcpyDeviceToHost = 2\n" in sys_module
+    assert sys_module == (GENERATED / f"sys_{number}.py").read_bytes()
+    refused = f"the model cache's {entry.name} is not used (it is not an entry of this format)"
+    assert f"[{KEY}] {refused}: parsing again\n" in proc.stderr, proc.stderr
+
+
 def test_a_wrong_manifest_sha_keeps_the_good_cached_wheel(manifest, own_cache, pinned_wheels):
     """A wrong sha256 in the manifest once deleted the good cached wheel as "damaged".
     Now a mismatch never deletes: the download is compared, and the error names both."""
@@ -609,6 +641,27 @@ def test_leftovers_of_killed_runs_are_removed(tmp_path):
     live.rmdir()
     write_tree({"a.py": "A = 3\n"}, target, replace_all=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
+
+
+def test_a_killed_writers_temporaries_of_the_older_naming_are_removed(tmp_path):
+    """Before its temporaries named their writer, write_atomically's were
+    `.<name>.<random>.tmp` (what the issue's killed `generate 12.5` left): those of
+    generated files are removed once they are older than any write takes; a fresh one may
+    be an older generator's write in progress, and stays."""
+    from generator.files import STALE_WITHOUT_PID_S
+
+    target = tmp_path / "generated"
+    target.mkdir()
+    old = [".checked_12050.py.lxftrl34.tmp", ".sys_12050.pyi.a_b1c2d3.tmp"]
+    fresh = [".sys_12050.py.k9k9k9k9.tmp"]
+    other = [".notes.txt.lxftrl34.tmp", ".sys_12050.py.short.tmp"]
+    for name in old + fresh + other:
+        (target / name).write_text("half\n")
+    for name in old + other:
+        stamp = (target / name).stat().st_mtime - STALE_WITHOUT_PID_S - 1
+        os.utime(target / name, (stamp, stamp))
+    write_tree({"a.py": "A = 1\n"}, target)
+    assert sorted(p.name for p in target.iterdir()) == sorted(["a.py", *fresh, *other])
 
 
 def test_a_killed_runs_scratch_folders_are_removed(manifest, own_cache):

@@ -64,14 +64,16 @@ def test_the_key_holds_every_input_beyond_the_headers(tmp_path, monkeypatch):
 
 
 def test_an_older_model_of_the_same_headers_is_dropped_after_a_day(tmp_path):
-    # A day: another checkout sharing the cache may still be using its model.
-    old = tmp_path / "12.5-aaaa-1111.pickle"
-    recent = tmp_path / "12.5-aaaa-3333.pickle"
-    other = tmp_path / "12.6-aaaa-1111.pickle"
-    new = tmp_path / "12.5-aaaa-2222.pickle"
-    for path in (old, recent, other, new):
+    # A day: another checkout sharing the cache may still be using its model. The older,
+    # pickled format's files go the same way, and are never read.
+    old = tmp_path / "12.5-aaaa-1111.json"
+    pickled = tmp_path / "12.5-aaaa-4444.pickle"
+    recent = tmp_path / "12.5-aaaa-3333.json"
+    other = tmp_path / "12.6-aaaa-1111.json"
+    new = tmp_path / "12.5-aaaa-2222.json"
+    for path in (old, pickled, recent, other, new):
         path.write_bytes(b"x")
-    for path in (old, other):
+    for path in (old, pickled, other):
         os.utime(path, (0, 0))
     model_cache.drop_older(new)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([new.name, recent.name, other.name])
@@ -176,3 +178,192 @@ def test_a_miss_waits_for_the_parse_another_process_is_making(kept):
     waiter.join(10)
     assert got == [kept["doctored"]]
     assert kept["parsed"] == []
+
+
+# ------------------------------------------------------ an entry is never trusted (issue 33)
+
+
+class _RunsCode:
+    """What a planted pickle can do when it is loaded: here, make a folder."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (os.mkdir, (self.marker,))
+
+
+def _doctored(model):
+    """`model` with cudaMemcpyDeviceToHost = 5 (it is 2), as the issue's edited entry."""
+    return models.with_enumerator(model, "cudaMemcpyKind", "cudaMemcpyDeviceToHost", 5)
+
+
+def _other_key_mac(path, payload: bytes) -> bytes:
+    import hashlib
+    import hmac
+
+    text = model_cache.FORMAT + path.name.encode() + b"\n" + payload
+    return hmac.new(b"not this user's key" * 2, text, hashlib.sha256).hexdigest().encode()
+
+
+def _tamper(how, path, model, doctored, marker):
+    """Put at the entry's `path` what someone without this user's key can put there."""
+    import pickle
+
+    if how == "pickle":  # the format this cache kept before
+        path.write_bytes(pickle.dumps(doctored))
+    elif how == "pickle that runs code":
+        path.write_bytes(pickle.dumps(_RunsCode(marker)))
+    elif how == "edited":
+        model_cache.store(path, model)
+        data = path.read_bytes()
+        genuine = b'{"Enumerator":["cudaMemcpyDeviceToHost",2,'
+        assert data.count(genuine) == 1
+        path.write_bytes(data.replace(genuine, genuine.replace(b",2,", b",5,")))
+    elif how in ("another key's MAC", "a plain sha256"):
+        model_cache.store(path, doctored)
+        head, mac, payload = path.read_bytes().split(b"\n", 2)
+        import hashlib
+
+        forged = (
+            _other_key_mac(path, payload)
+            if how == "another key's MAC"
+            else hashlib.sha256(payload).hexdigest().encode()
+        )
+        path.write_bytes(head + b"\n" + forged + b"\n" + payload)
+    elif how == "another entry's":  # a genuine entry, copied under this one's name
+        elsewhere = path.with_name("12.4-" + path.name.split("-", 1)[1])
+        model_cache.store(elsewhere, doctored)
+        path.write_bytes(elsewhere.read_bytes())
+    elif how == "torn":
+        model_cache.store(path, model)
+        path.write_bytes(path.read_bytes()[:-100])
+    else:
+        raise AssertionError(how)
+
+
+TAMPERED = [
+    "pickle",
+    "pickle that runs code",
+    "edited",
+    "another key's MAC",
+    "a plain sha256",
+    "another entry's",
+    "torn",
+]
+
+
+@pytest.mark.parametrize("how", TAMPERED)
+def test_a_tampered_entry_is_parsed_again_not_used(models, header_sets, tmp_path, monkeypatch, how):
+    """The issue's attacks on the cache of parsed models: an entry edited to say
+    `cudaMemcpyDeviceToHost = 5` was rendered into sys_12050.py, and a planted pickle ran
+    its code when it was loaded. Whatever was put at the entry's path without this user's
+    key is refused in one line, parsed again, and replaced, and nothing in it runs."""
+    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(model_cache.CACHE_ENV, raising=False)
+    headers, model = header_sets["12.5"], models["12.5"]
+    path = model_cache.cache_file(headers)
+    path.parent.mkdir(parents=True)
+    marker = tmp_path / "the planted code ran"
+    _tamper(how, path, model, _doctored(model), marker)
+    parsed = []
+
+    def parse(headers):
+        parsed.append(headers.key)
+        return model
+
+    monkeypatch.setattr(generate, "parse_version", parse)
+    said = []
+    assert generate._model(headers, "12.5", said.append) == model
+    assert not marker.exists()
+    assert parsed == ["12.5"]
+    names = ", ".join(h.name for h in headers.headers)
+    assert said[1:] == [f"[12.5] parsing {names}"], said
+    assert said[0].startswith(f"[12.5] the model cache's {path.name} is not used ("), said
+    assert said[0].endswith("): parsing again"), said
+    assert model_cache.read(path) == (model, None)  # replaced by this user's entry
+
+
+def test_the_key_is_this_users_alone(models, tmp_path):
+    """The MAC's key is made private (0600) whatever the umask, and one that others can
+    read is replaced: every entry it signed is then parsed again."""
+    path = tmp_path / "12.5-aaaa-1111.json"
+    old_umask = os.umask(0o000)
+    try:
+        model_cache.store(path, models["12.5"])
+    finally:
+        os.umask(old_umask)
+    secret = tmp_path / model_cache.SECRET_NAME
+    assert oct(secret.stat().st_mode & 0o777) == oct(0o600)
+    assert model_cache.read(path) == (models["12.5"], None)
+    key = secret.read_bytes()
+    secret.chmod(0o644)
+    model, why = model_cache.read(path)
+    assert model is None and why == f"the cache's key {secret} is readable by others"
+    model_cache.store(path, models["12.5"])
+    assert secret.read_bytes() != key and oct(secret.stat().st_mode & 0o777) == oct(0o600)
+    assert model_cache.read(path) == (models["12.5"], None)
+    # No key at all: nothing there can be checked.
+    secret.unlink()
+    assert model_cache.read(path) == (None, "the cache has no key to check it with")
+
+
+@pytest.mark.parametrize("what", ["a link", "a FIFO", "a folder"])
+def test_an_entry_that_is_no_file_is_refused_at_once(models, tmp_path, what):
+    """Not followed, not waited on: a link to a genuine entry is refused too."""
+    path = tmp_path / "12.5-aaaa-1111.json"
+    genuine = tmp_path / "12.5-aaaa-2222.json"
+    model_cache.store(genuine, models["12.5"])
+    if what == "a link":
+        path.symlink_to(genuine.name)
+    elif what == "a FIFO":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    expected = {
+        "a link": "it cannot be opened: Too many levels of symbolic links",
+        "a FIFO": "it is not a regular file",
+        "a folder": "it is not a regular file",
+    }
+    assert model_cache.read(path) == (None, expected[what])
+
+
+def test_every_model_is_kept_exactly(models, tmp_path):
+    """Each version's model comes back from its entry equal to the parse, with the types
+    it had (tuples as tuples, ApiModel's lists as lists): the renderers see no other."""
+    for key, model in models.items():
+        path = tmp_path / f"{key}-aaaa-1111.json"
+        model_cache.store(path, model)
+        back, why = model_cache.read(path)
+        assert why is None and back == model, key
+        assert type(back.functions) is list and type(back.functions[0].params) is tuple, key
+
+
+def test_a_model_of_other_types_is_refused_when_stored(models, tmp_path):
+    """The encoder keeps only what the decoder gives back equal: a list where a field
+    declares a tuple would come back a tuple, so it is an error, not a different model."""
+    model = models["12.5"]
+    function = dataclasses.replace(model.functions[0], params=list(model.functions[0].params))
+    with pytest.raises(TypeError, match="Function.params holds a list"):
+        model_cache.store(
+            tmp_path / "12.5-a-b.json", dataclasses.replace(model, functions=[function])
+        )
+    assert not (tmp_path / "12.5-a-b.json").exists()
+
+
+def test_a_store_removes_what_killed_stores_left(models, tmp_path):
+    """A process killed between an entry's (or the key's) write and its rename leaves
+    its temporary in the models folder; the next store removes those of dead writers."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()
+    left = [f".12.4-aaaa-1111.json.{dead.pid}.abcd1234.tmp", f".hmac-key.{dead.pid}.abcd1234.tmp"]
+    kept = [f".12.4-aaaa-1111.json.{os.getppid()}.abcd1234.tmp", f".notes.{dead.pid}.abcd1234.tmp"]
+    for name in left + kept:
+        (tmp_path / name).write_bytes(b"half")
+    model_cache.store(tmp_path / "12.5-aaaa-1111.json", models["12.5"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["12.5-aaaa-1111.json", model_cache.SECRET_NAME, *kept]
+    )

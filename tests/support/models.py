@@ -10,6 +10,7 @@ fresh interpreter stores what it parsed in the cache. Misses are parsed two at a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -90,3 +91,18 @@ def _child_environment() -> dict[str, str]:
     import os
 
     return dict(os.environ, PYTHONPATH=str(REPO), **{model_cache.CACHE_ENV: "1"})
+
+
+def with_enumerator(model: ApiModel, enum: str, name: str, value: int) -> ApiModel:
+    """`model` with enumerator `name` of `enum` set to `value`: what an edited entry of
+    the model cache says (the model cache's tests)."""
+
+    def edit(e):
+        if e.name != enum:
+            return e
+        values = tuple(
+            dataclasses.replace(v, value=value) if v.name == name else v for v in e.enumerators
+        )
+        return dataclasses.replace(e, enumerators=values)
+
+    return dataclasses.replace(model, enums=[edit(e) for e in model.enums])
