@@ -52,6 +52,7 @@ from .sys_12080 import (
     cudaArraySparseProperties,
     cudaArray_const_t,
     cudaArray_t,
+    cudaAsyncCallback,
     cudaAsyncCallbackHandle_t,
     cudaChannelFormatDesc,
     cudaChannelFormatKind,
@@ -2376,9 +2377,9 @@ def cudaCreateChannelDesc(
         z = _c.integer(z, _range_int, "cudaCreateChannelDesc", "z")
     if w.__class__ is not int or not -2147483648 <= w <= 2147483647:
         w = _c.integer(w, _range_int, "cudaCreateChannelDesc", "w")
-    if f.__class__ is not cudaChannelFormatKind and (
-        f.__class__ is not int or f not in _cudaChannelFormatKind_members
-    ):
+    if (
+        f.__class__ is not cudaChannelFormatKind and f.__class__ is not int
+    ) or f not in _cudaChannelFormatKind_members:
         f = _c.enum_argument(f, _range_cudaChannelFormatKind, "cudaCreateChannelDesc", "f")
     try:
         return _cudaCreateChannelDesc(x, y, z, w, f)
@@ -2700,18 +2701,18 @@ def cudaDeviceFlushGPUDirectRDMAWrites(
 
     C: cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDirectRDMAWritesTarget target, enum cudaFlushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and (
-        target.__class__ is not int or target not in _cudaFlushGPUDirectRDMAWritesTarget_members
-    ):
+    if (
+        target.__class__ is not cudaFlushGPUDirectRDMAWritesTarget and target.__class__ is not int
+    ) or target not in _cudaFlushGPUDirectRDMAWritesTarget_members:
         target = _c.enum_argument(
             target,
             _range_cudaFlushGPUDirectRDMAWritesTarget,
             "cudaDeviceFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and (
-        scope.__class__ is not int or scope not in _cudaFlushGPUDirectRDMAWritesScope_members
-    ):
+    if (
+        scope.__class__ is not cudaFlushGPUDirectRDMAWritesScope and scope.__class__ is not int
+    ) or scope not in _cudaFlushGPUDirectRDMAWritesScope_members:
         scope = _c.enum_argument(
             scope,
             _range_cudaFlushGPUDirectRDMAWritesScope,
@@ -2744,9 +2745,9 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> int:
 
     C: cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
     """
-    if attr.__class__ is not cudaDeviceAttr and (
-        attr.__class__ is not int or attr not in _cudaDeviceAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaDeviceAttr and attr.__class__ is not int
+    ) or attr not in _cudaDeviceAttr_members:
         attr = _c.enum_argument(attr, _range_cudaDeviceAttr, "cudaDeviceGetAttribute", "attr")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetAttribute", "device")
@@ -2781,7 +2782,7 @@ def cudaDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     try:
         if _compiled:
@@ -2871,9 +2872,9 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
-    ):
+    if (
+        attr.__class__ is not cudaGraphMemAttributeType and attr.__class__ is not int
+    ) or attr not in _cudaGraphMemAttributeType_members:
         attr = _c.enum_argument(
             attr, _range_cudaGraphMemAttributeType, "cudaDeviceGetGraphMemAttribute", "attr"
         )
@@ -2906,9 +2907,9 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> int:
 
     C: cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
     """
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceGetLimit", "limit")
     try:
         if _compiled:
@@ -2999,9 +3000,9 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
 
     C: cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
     """
-    if attr.__class__ is not cudaDeviceP2PAttr and (
-        attr.__class__ is not int or attr not in _cudaDeviceP2PAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaDeviceP2PAttr and attr.__class__ is not int
+    ) or attr not in _cudaDeviceP2PAttr_members:
         attr = _c.enum_argument(attr, _range_cudaDeviceP2PAttr, "cudaDeviceGetP2PAttribute", "attr")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaDeviceGetP2PAttribute", "srcDevice")
@@ -3203,7 +3204,9 @@ def cudaDeviceRegisterAsyncNotification(
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "cudaAsyncCallback", cudaAsyncCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -3249,9 +3252,9 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
 
     C: cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaDeviceSetCacheConfig", "cacheConfig"
         )
@@ -3289,9 +3292,9 @@ def cudaDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not cudaGraphMemAttributeType and (
-        attr.__class__ is not int or attr not in _cudaGraphMemAttributeType_members
-    ):
+    if (
+        attr.__class__ is not cudaGraphMemAttributeType and attr.__class__ is not int
+    ) or attr not in _cudaGraphMemAttributeType_members:
         attr = _c.enum_argument(
             attr, _range_cudaGraphMemAttributeType, "cudaDeviceSetGraphMemAttribute", "attr"
         )
@@ -3321,9 +3324,9 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> None:
 
     C: cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
     """
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaDeviceSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cudaDeviceSetLimit", "value")
@@ -3371,9 +3374,9 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> None:
     C: cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaDeviceSetSharedMemConfig", None)
-    if config.__class__ is not cudaSharedMemConfig and (
-        config.__class__ is not int or config not in _cudaSharedMemConfig_members
-    ):
+    if (
+        config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+    ) or config not in _cudaSharedMemConfig_members:
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaDeviceSetSharedMemConfig", "config"
         )
@@ -4403,9 +4406,9 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
 
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
-    if attr.__class__ is not cudaFuncAttribute and (
-        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
-    ):
+    if (
+        attr.__class__ is not cudaFuncAttribute and attr.__class__ is not int
+    ) or attr not in _cudaFuncAttribute_members:
         attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
@@ -4434,9 +4437,9 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
 
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
@@ -4468,9 +4471,9 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaFuncSetSharedMemConfig", None)
-    if config.__class__ is not cudaSharedMemConfig and (
-        config.__class__ is not int or config not in _cudaSharedMemConfig_members
-    ):
+    if (
+        config.__class__ is not cudaSharedMemConfig and config.__class__ is not int
+    ) or config not in _cudaSharedMemConfig_members:
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
@@ -4509,9 +4512,9 @@ def cudaGLGetDevices(
         cudaDeviceCount = _c.integer(
             cudaDeviceCount, _range_unsigned_int, "cudaGLGetDevices", "cudaDeviceCount"
         )
-    if deviceList.__class__ is not cudaGLDeviceList and (
-        deviceList.__class__ is not int or deviceList not in _cudaGLDeviceList_members
-    ):
+    if (
+        deviceList.__class__ is not cudaGLDeviceList and deviceList.__class__ is not int
+    ) or deviceList not in _cudaGLDeviceList_members:
         deviceList = _c.enum_argument(
             deviceList, _range_cudaGLDeviceList, "cudaGLGetDevices", "deviceList"
         )
@@ -4945,7 +4948,7 @@ def cudaGetDriverEntryPoint(
     """
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -4993,7 +4996,7 @@ def cudaGetDriverEntryPointByVersion(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
         )
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -5029,9 +5032,9 @@ def cudaGetErrorName(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorName(cudaError_t error)
     """
-    if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in _cudaError_members
-    ):
+    if (
+        error.__class__ is not cudaError and error.__class__ is not int
+    ) or error not in _cudaError_members:
         error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorName", "error")
     try:
         return _c.text(_cudaGetErrorName(error))
@@ -5049,9 +5052,9 @@ def cudaGetErrorString(error: cudaError | int) -> str:
 
     C: const char *cudaGetErrorString(cudaError_t error)
     """
-    if error.__class__ is not cudaError and (
-        error.__class__ is not int or error not in _cudaError_members
-    ):
+    if (
+        error.__class__ is not cudaError and error.__class__ is not int
+    ) or error not in _cudaError_members:
         error = _c.enum_argument(error, _range_cudaError, "cudaGetErrorString", "error")
     try:
         return _c.text(_cudaGetErrorString(error))
@@ -6242,9 +6245,9 @@ def cudaGraphAddMemcpyNode1D(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
@@ -6331,9 +6334,9 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
         )
@@ -6429,9 +6432,9 @@ def cudaGraphAddMemcpyNodeToSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
         )
@@ -6856,7 +6859,7 @@ def cudaGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
@@ -7456,9 +7459,9 @@ def cudaGraphExecMemcpyNodeSetParams1D(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
         )
@@ -7520,9 +7523,9 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
         )
@@ -7594,9 +7597,9 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
         )
@@ -8308,9 +8311,9 @@ def cudaGraphKernelNodeGetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-    ):
+    if (
+        attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+    ) or attr not in _cudaLaunchAttributeID_members:
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
         )
@@ -8401,9 +8404,9 @@ def cudaGraphKernelNodeSetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-    ):
+    if (
+        attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+    ) or attr not in _cudaLaunchAttributeID_members:
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
         )
@@ -8640,9 +8643,9 @@ def cudaGraphMemcpyNodeSetParams1D(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
         )
@@ -8696,9 +8699,9 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         offset = _c.integer(
             offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
         )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
         )
@@ -8758,9 +8761,9 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(
             kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
         )
@@ -10307,9 +10310,9 @@ def cudaKernelSetAttributeForDevice(
 
     C: cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)
     """
-    if attr.__class__ is not cudaFuncAttribute and (
-        attr.__class__ is not int or attr not in _cudaFuncAttribute_members
-    ):
+    if (
+        attr.__class__ is not cudaFuncAttribute and attr.__class__ is not int
+    ) or attr not in _cudaFuncAttribute_members:
         attr = _c.enum_argument(
             attr, _range_cudaFuncAttribute, "cudaKernelSetAttributeForDevice", "attr"
         )
@@ -10610,7 +10613,7 @@ def cudaLibraryGetGlobal(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     try:
         if _compiled:
@@ -10650,7 +10653,7 @@ def cudaLibraryGetKernel(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = cudaKernel_t()
     try:
@@ -10716,7 +10719,7 @@ def cudaLibraryGetManaged(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     try:
         if _compiled:
@@ -10756,7 +10759,7 @@ def cudaLibraryGetUnifiedFunction(
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -11400,9 +11403,9 @@ def cudaMemAdvise(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
-    if advice.__class__ is not cudaMemoryAdvise and (
-        advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
-    ):
+    if (
+        advice.__class__ is not cudaMemoryAdvise and advice.__class__ is not int
+    ) or advice not in _cudaMemoryAdvise_members:
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaMemAdvise", "device")
@@ -11439,9 +11442,9 @@ def cudaMemAdvise_v2(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise_v2", "count")
-    if advice.__class__ is not cudaMemoryAdvise and (
-        advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
-    ):
+    if (
+        advice.__class__ is not cudaMemoryAdvise and advice.__class__ is not int
+    ) or advice not in _cudaMemoryAdvise_members:
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise_v2", "advice")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise_v2: count")
@@ -11587,9 +11590,9 @@ def cudaMemPoolExportToShareableHandle(
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if handleType.__class__ is not cudaMemAllocationHandleType and (
-        handleType.__class__ is not int or handleType & -16
-    ):
+    if (
+        handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+    ) or handleType & -16:
         handleType = _c.enum_argument(
             handleType,
             _range_cudaMemAllocationHandleType,
@@ -11690,9 +11693,9 @@ def cudaMemPoolGetAttribute(
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if attr.__class__ is not cudaMemPoolAttr and (
-        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+    ) or attr not in _cudaMemPoolAttr_members:
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -11727,9 +11730,9 @@ def cudaMemPoolImportFromShareableHandle(
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if handleType.__class__ is not cudaMemAllocationHandleType and (
-        handleType.__class__ is not int or handleType & -16
-    ):
+    if (
+        handleType.__class__ is not cudaMemAllocationHandleType and handleType.__class__ is not int
+    ) or handleType & -16:
         handleType = _c.enum_argument(
             handleType,
             _range_cudaMemAllocationHandleType,
@@ -11869,9 +11872,9 @@ def cudaMemPoolSetAttribute(
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if attr.__class__ is not cudaMemPoolAttr and (
-        attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
-    ):
+    if (
+        attr.__class__ is not cudaMemPoolAttr and attr.__class__ is not int
+    ) or attr not in _cudaMemPoolAttr_members:
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
@@ -12028,9 +12031,9 @@ def cudaMemRangeGetAttribute(
     """
     if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(dataSize, _range_size_t, "cudaMemRangeGetAttribute", "dataSize")
-    if attribute.__class__ is not cudaMemRangeAttribute and (
-        attribute.__class__ is not int or attribute not in _cudaMemRangeAttribute_members
-    ):
+    if (
+        attribute.__class__ is not cudaMemRangeAttribute and attribute.__class__ is not int
+    ) or attribute not in _cudaMemRangeAttribute_members:
         attribute = _c.enum_argument(
             attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
@@ -12164,9 +12167,9 @@ def cudaMemcpy(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
@@ -12218,9 +12221,9 @@ def cudaMemcpy2D(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2D", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2D", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -12294,9 +12297,9 @@ def cudaMemcpy2DArrayToArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DArrayToArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DArrayToArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -12362,9 +12365,9 @@ def cudaMemcpy2DAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -12438,9 +12441,9 @@ def cudaMemcpy2DFromArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -12506,9 +12509,9 @@ def cudaMemcpy2DFromArrayAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DFromArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DFromArrayAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(
@@ -12576,9 +12579,9 @@ def cudaMemcpy2DToArray(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArray", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -12644,9 +12647,9 @@ def cudaMemcpy2DToArrayAsync(
         width = _c.integer(width, _range_size_t, "cudaMemcpy2DToArrayAsync", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMemcpy2DToArrayAsync", "height")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -12867,9 +12870,9 @@ def cudaMemcpyArrayToArray(
         hOffsetSrc = _c.integer(hOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetSrc")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyArrayToArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -12913,9 +12916,9 @@ def cudaMemcpyAsync(
     """
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
@@ -13075,9 +13078,9 @@ def cudaMemcpyFromArray(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArray", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
@@ -13130,9 +13133,9 @@ def cudaMemcpyFromArrayAsync(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromArrayAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
@@ -13180,9 +13183,9 @@ def cudaMemcpyFromSymbol(
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
@@ -13232,9 +13235,9 @@ def cudaMemcpyFromSymbolAsync(
         count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
@@ -13387,9 +13390,9 @@ def cudaMemcpyToArray(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -13442,9 +13445,9 @@ def cudaMemcpyToArrayAsync(
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
     if dst.__class__ is not cudaArray_t:
         dst = _c.handle(dst, cudaArray_t, "dst")
@@ -13492,9 +13495,9 @@ def cudaMemcpyToSymbol(
         count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
@@ -13544,9 +13547,9 @@ def cudaMemcpyToSymbolAsync(
         count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
+    if (
+        kind.__class__ is not cudaMemcpyKind and kind.__class__ is not int
+    ) or kind not in _cudaMemcpyKind_members:
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
@@ -14587,9 +14590,9 @@ def cudaStreamBeginCapture(
 
     C: cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
     """
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
@@ -14631,9 +14634,9 @@ def cudaStreamBeginCaptureToGraph(
         numDependencies = _c.integer(
             numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
         )
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
@@ -14885,9 +14888,9 @@ def cudaStreamGetAttribute(
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-    ):
+    if (
+        attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+    ) or attr not in _cudaLaunchAttributeID_members:
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
         )
@@ -15309,9 +15312,9 @@ def cudaStreamSetAttribute(
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if attr.__class__ is not cudaLaunchAttributeID and (
-        attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
-    ):
+    if (
+        attr.__class__ is not cudaLaunchAttributeID and attr.__class__ is not int
+    ) or attr not in _cudaLaunchAttributeID_members:
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
         )
@@ -15528,9 +15531,9 @@ def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> cudaStre
 
     C: cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
     """
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
+    if (
+        mode.__class__ is not cudaStreamCaptureMode and mode.__class__ is not int
+    ) or mode not in _cudaStreamCaptureMode_members:
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaThreadExchangeStreamCaptureMode", "mode"
         )
@@ -15607,9 +15610,9 @@ def cudaThreadGetLimit(limit: cudaLimit | int) -> int:
     C: cudaError_t cudaThreadGetLimit(size_t *pValue, enum cudaLimit limit)
     """
     _c.deprecated("cudaThreadGetLimit", "cudaDeviceGetLimit")
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadGetLimit", "limit")
     try:
         if _compiled:
@@ -15638,9 +15641,9 @@ def cudaThreadSetCacheConfig(cacheConfig: cudaFuncCache | int) -> None:
     C: cudaError_t cudaThreadSetCacheConfig(enum cudaFuncCache cacheConfig)
     """
     _c.deprecated("cudaThreadSetCacheConfig", "cudaDeviceSetCacheConfig")
-    if cacheConfig.__class__ is not cudaFuncCache and (
-        cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
-    ):
+    if (
+        cacheConfig.__class__ is not cudaFuncCache and cacheConfig.__class__ is not int
+    ) or cacheConfig not in _cudaFuncCache_members:
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaThreadSetCacheConfig", "cacheConfig"
         )
@@ -15668,9 +15671,9 @@ def cudaThreadSetLimit(limit: cudaLimit | int, value: int) -> None:
     C: cudaError_t cudaThreadSetLimit(enum cudaLimit limit, size_t value)
     """
     _c.deprecated("cudaThreadSetLimit", "cudaDeviceSetLimit")
-    if limit.__class__ is not cudaLimit and (
-        limit.__class__ is not int or limit not in _cudaLimit_members
-    ):
+    if (
+        limit.__class__ is not cudaLimit and limit.__class__ is not int
+    ) or limit not in _cudaLimit_members:
         limit = _c.enum_argument(limit, _range_cudaLimit, "cudaThreadSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cudaThreadSetLimit", "value")

@@ -127,6 +127,7 @@ from .driver_12010 import (
     CUmoduleLoadingMode_enum,
     CUmulticastGranularity_flags_enum,
     CUmulticastObjectProp,
+    CUoccupancyB2DSize,
     CUpointer_attribute_enum,
     CUsharedconfig_enum,
     CUstream,
@@ -2735,9 +2736,9 @@ def cuCoredumpGetAttribute(
 
     C: CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttribute", "attrib"
         )
@@ -2775,9 +2776,9 @@ def cuCoredumpGetAttributeGlobal(
 
     C: CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttributeGlobal", "attrib"
         )
@@ -2815,9 +2816,9 @@ def cuCoredumpSetAttribute(
 
     C: CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttribute", "attrib"
         )
@@ -2855,9 +2856,9 @@ def cuCoredumpSetAttributeGlobal(
 
     C: CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttributeGlobal", "attrib"
         )
@@ -3260,9 +3261,9 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType_enum | int) -> CUexecAffinityP
 
     C: CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuCtxGetExecAffinity", "type"
         )
@@ -3348,9 +3349,9 @@ def cuCtxGetLimit(limit: CUlimit_enum | int) -> int:
 
     C: CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxGetLimit", "limit")
     try:
         if _compiled:
@@ -3540,9 +3541,9 @@ def cuCtxSetCacheConfig(config: CUfunc_cache_enum | int) -> None:
 
     C: CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(config, _range_CUfunc_cache_enum, "cuCtxSetCacheConfig", "config")
     try:
         err = _cuCtxSetCacheConfig(config)
@@ -3609,9 +3610,9 @@ def cuCtxSetLimit(limit: CUlimit_enum | int, value: int) -> None:
 
     C: CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cuCtxSetLimit", "value")
@@ -3635,9 +3636,9 @@ def cuCtxSetSharedMemConfig(config: CUsharedconfig_enum | int) -> None:
 
     C: CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
     """
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuCtxSetSharedMemConfig", "config"
         )
@@ -3840,9 +3841,9 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute_enum | int, dev: int) -> int
 
     C: CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     """
-    if attrib.__class__ is not CUdevice_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_attribute_enum, "cuDeviceGetAttribute", "attrib"
         )
@@ -3877,7 +3878,7 @@ def cuDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     dev = CUdevice()
     try:
@@ -3955,9 +3956,9 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType_enum | int, dev: int
 
     C: CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuDeviceGetExecAffinitySupport", "type"
         )
@@ -4005,9 +4006,9 @@ def cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceGetGraphMemAttribute", "attr"
         )
@@ -4159,9 +4160,9 @@ def cuDeviceGetP2PAttribute(
 
     C: CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice)
     """
-    if attrib.__class__ is not CUdevice_P2PAttribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_P2PAttribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_P2PAttribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_P2PAttribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_P2PAttribute_enum, "cuDeviceGetP2PAttribute", "attrib"
         )
@@ -4268,9 +4269,9 @@ def cuDeviceGetTexture1DLinearMaxWidth(
 
     C: CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev)
     """
-    if format.__class__ is not CUarray_format_enum and (
-        format.__class__ is not int or format not in _CUarray_format_enum_members
-    ):
+    if (
+        format.__class__ is not CUarray_format_enum and format.__class__ is not int
+    ) or format not in _CUarray_format_enum_members:
         format = _c.enum_argument(
             format, _range_CUarray_format_enum, "cuDeviceGetTexture1DLinearMaxWidth", "format"
         )
@@ -4603,9 +4604,9 @@ def cuDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceSetGraphMemAttribute", "attr"
         )
@@ -5063,18 +5064,19 @@ def cuFlushGPUDirectRDMAWrites(
 
     C: CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum and (
-        target.__class__ is not int or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members
-    ):
+    if (
+        target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum
+        and target.__class__ is not int
+    ) or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members:
         target = _c.enum_argument(
             target,
             _range_CUflushGPUDirectRDMAWritesTarget_enum,
             "cuFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and (
-        scope.__class__ is not int or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members
-    ):
+    if (
+        scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and scope.__class__ is not int
+    ) or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members:
         scope = _c.enum_argument(
             scope,
             _range_CUflushGPUDirectRDMAWritesScope_enum,
@@ -5107,9 +5109,9 @@ def cuFuncGetAttribute(
 
     C: CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncGetAttribute", "attrib"
         )
@@ -5172,9 +5174,9 @@ def cuFuncSetAttribute(
 
     C: CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncSetAttribute", "attrib"
         )
@@ -5237,9 +5239,9 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | _HandleLike, config: CUfunc_cache_e
 
     C: CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuFuncSetCacheConfig", "config"
         )
@@ -5268,9 +5270,9 @@ def cuFuncSetSharedMemConfig(
 
     C: CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
     """
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuFuncSetSharedMemConfig", "config"
         )
@@ -5327,9 +5329,9 @@ def cuGetErrorName(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorName(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorName", "error")
     pStr = c_char_p()
     try:
@@ -5356,9 +5358,9 @@ def cuGetErrorString(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorString(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorString", "error")
     pStr = c_char_p()
     try:
@@ -5424,7 +5426,7 @@ def cuGetProcAddress(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -5468,7 +5470,7 @@ def cuGetProcAddress_v2(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress_v2", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress_v2", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -6622,7 +6624,7 @@ def cuGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cuGraphDebugDotPrint", "flags")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cuGraphDebugDotPrint(hGraph, path, flags)
@@ -7893,9 +7895,9 @@ def cuGraphKernelNodeGetAttribute(
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
         )
@@ -8008,9 +8010,9 @@ def cuGraphKernelNodeSetAttribute(
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
         )
@@ -9261,9 +9263,9 @@ def cuKernelGetAttribute(
 
     C: CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelGetAttribute", "attrib"
         )
@@ -9331,9 +9333,9 @@ def cuKernelSetAttribute(
 
     C: CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelSetAttribute", "attrib"
         )
@@ -9369,9 +9371,9 @@ def cuKernelSetCacheConfig(
 
     C: CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuKernelSetCacheConfig", "config"
         )
@@ -9838,7 +9840,7 @@ def cuLibraryGetGlobal(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -9871,7 +9873,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = CUkernel()
     try:
@@ -9904,7 +9906,7 @@ def cuLibraryGetManaged(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -9966,7 +9968,7 @@ def cuLibraryGetUnifiedFunction(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -10267,9 +10269,9 @@ def cuLinkAddData(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
@@ -10281,7 +10283,7 @@ def cuLinkAddData(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
@@ -10337,9 +10339,9 @@ def cuLinkAddData_v2(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
@@ -10351,7 +10353,7 @@ def cuLinkAddData_v2(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData_v2", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(
@@ -10405,15 +10407,15 @@ def cuLinkAddFile(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
@@ -10463,15 +10465,15 @@ def cuLinkAddFile_v2(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(
@@ -10747,9 +10749,9 @@ def cuMemAdvise(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
-    if advice.__class__ is not CUmem_advise_enum and (
-        advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-    ):
+    if (
+        advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+    ) or advice not in _CUmem_advise_enum_members:
         advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuMemAdvise", "device")
@@ -11102,9 +11104,10 @@ def cuMemExportToShareableHandle(
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -11355,9 +11358,10 @@ def cuMemGetAllocationGranularity(
 
     C: CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)
     """
-    if option.__class__ is not CUmemAllocationGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmemAllocationGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmemAllocationGranularity_flags_enum
+        and option.__class__ is not int
+    ) or option not in _CUmemAllocationGranularity_flags_enum_members:
         option = _c.enum_argument(
             option,
             _range_CUmemAllocationGranularity_flags_enum,
@@ -11440,9 +11444,9 @@ def cuMemGetHandleForAddressRange(
         )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemGetHandleForAddressRange", "size")
-    if handleType.__class__ is not CUmemRangeHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemRangeHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemRangeHandleType_enum and handleType.__class__ is not int
+    ) or handleType not in _CUmemRangeHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemRangeHandleType_enum,
@@ -11756,10 +11760,10 @@ def cuMemImportFromShareableHandle(
 
     C: CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
     """
-    if shHandleType.__class__ is not CUmemAllocationHandleType_enum and (
-        shHandleType.__class__ is not int
-        or shHandleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        shHandleType.__class__ is not CUmemAllocationHandleType_enum
+        and shHandleType.__class__ is not int
+    ) or shHandleType not in _CUmemAllocationHandleType_enum_members:
         shHandleType = _c.enum_argument(
             shHandleType,
             _range_CUmemAllocationHandleType_enum,
@@ -11954,9 +11958,10 @@ def cuMemPoolExportToShareableHandle(
 
     C: CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -12053,9 +12058,9 @@ def cuMemPoolGetAttribute(
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
         )
@@ -12090,9 +12095,10 @@ def cuMemPoolImportFromShareableHandle(
 
     C: CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -12220,9 +12226,9 @@ def cuMemPoolSetAttribute(
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
         )
@@ -12336,9 +12342,9 @@ def cuMemRangeGetAttribute(
     """
     if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(dataSize, _range_size_t, "cuMemRangeGetAttribute", "dataSize")
-    if attribute.__class__ is not CUmem_range_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUmem_range_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUmem_range_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUmem_range_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
@@ -12578,7 +12584,7 @@ def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst", True)
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -12919,7 +12925,9 @@ def cuMemcpyAsync(
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(
+            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst", True
+        )
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13039,7 +13047,7 @@ def cuMemcpyAtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD", "srcOffset")
@@ -13076,7 +13084,7 @@ def cuMemcpyAtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD_v2", "srcOffset")
@@ -13350,7 +13358,7 @@ def cuMemcpyDtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -13390,7 +13398,7 @@ def cuMemcpyDtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -13432,7 +13440,11 @@ def cuMemcpyDtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyDtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -13470,7 +13482,7 @@ def cuMemcpyDtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -13822,7 +13834,7 @@ def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD", "ByteCount")
@@ -13862,7 +13874,7 @@ def cuMemcpyHtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync", "ByteCount")
@@ -13904,7 +13916,11 @@ def cuMemcpyHtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyHtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync_v2", "ByteCount")
@@ -13942,7 +13958,7 @@ def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCo
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD_v2", "ByteCount")
@@ -13984,7 +14000,7 @@ def cuMemcpyPeer(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14032,7 +14048,7 @@ def cuMemcpyPeerAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14074,7 +14090,7 @@ def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16", "us")
@@ -14107,7 +14123,7 @@ def cuMemsetD16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16Async", "us")
@@ -14141,7 +14157,7 @@ def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16_v2", "us")
@@ -14175,7 +14191,7 @@ def cuMemsetD2D16(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16", "dstPitch")
@@ -14221,7 +14237,11 @@ def cuMemsetD2D16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D16Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16Async", "dstPitch")
@@ -14263,7 +14283,7 @@ def cuMemsetD2D16_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16_v2", "dstPitch")
@@ -14303,7 +14323,7 @@ def cuMemsetD2D32(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32", "dstPitch")
@@ -14349,7 +14369,11 @@ def cuMemsetD2D32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D32Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32Async", "dstPitch")
@@ -14391,7 +14415,7 @@ def cuMemsetD2D32_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32_v2", "dstPitch")
@@ -14431,7 +14455,7 @@ def cuMemsetD2D8(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8", "dstPitch")
@@ -14477,7 +14501,7 @@ def cuMemsetD2D8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8Async", "dstPitch")
@@ -14519,7 +14543,7 @@ def cuMemsetD2D8_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8_v2", "dstPitch")
@@ -14555,7 +14579,7 @@ def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32", "ui")
@@ -14588,7 +14612,7 @@ def cuMemsetD32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32Async", "ui")
@@ -14622,7 +14646,7 @@ def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32_v2", "ui")
@@ -14652,7 +14676,7 @@ def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8", "uc")
@@ -14685,7 +14709,7 @@ def cuMemsetD8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8Async", "uc")
@@ -14719,7 +14743,7 @@ def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8_v2", "uc")
@@ -14930,7 +14954,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     hfunc = CUfunction()
     try:
@@ -14961,7 +14985,7 @@ def cuModuleGetGlobal(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -14995,7 +15019,7 @@ def cuModuleGetGlobal_v2(hmod: CUmodule | _HandleLike, name: str | bytes | None)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -15057,7 +15081,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) -
     _c.deprecated("cuModuleGetSurfRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pSurfRef = CUsurfref()
     try:
@@ -15090,7 +15114,7 @@ def cuModuleGetTexRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     _c.deprecated("cuModuleGetTexRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pTexRef = CUtexref()
     try:
@@ -15421,9 +15445,9 @@ def cuMulticastGetGranularity(
 
     C: CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option)
     """
-    if option.__class__ is not CUmulticastGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmulticastGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmulticastGranularity_flags_enum and option.__class__ is not int
+    ) or option not in _CUmulticastGranularity_flags_enum_members:
         option = _c.enum_argument(
             option, _range_CUmulticastGranularity_flags_enum, "cuMulticastGetGranularity", "option"
         )
@@ -15727,7 +15751,10 @@ def cuOccupancyMaxPotentialBlockSize(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -15819,7 +15846,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -16115,9 +16145,9 @@ def cuPointerGetAttribute(
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-    if attribute.__class__ is not CUpointer_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUpointer_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
         )
@@ -16257,9 +16287,9 @@ def cuPointerSetAttribute(
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-    if attribute.__class__ is not CUpointer_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUpointer_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
         )
@@ -16525,9 +16555,9 @@ def cuStreamBeginCapture(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture", "mode"
         )
@@ -16556,9 +16586,9 @@ def cuStreamBeginCapture_v2(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture_v2", "mode"
         )
@@ -16775,9 +16805,9 @@ def cuStreamGetAttribute(
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
         )
@@ -17111,9 +17141,9 @@ def cuStreamSetAttribute(
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
         )
@@ -17393,7 +17423,7 @@ def cuStreamWriteValue32(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(value, _range_cuuint32_t_unsigned_int, "cuStreamWriteValue32", "value")
@@ -17430,7 +17460,7 @@ def cuStreamWriteValue32_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(
@@ -17469,7 +17499,7 @@ def cuStreamWriteValue64(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_cuuint64_t_unsigned_long, "cuStreamWriteValue64", "value")
@@ -17506,7 +17536,7 @@ def cuStreamWriteValue64_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(
@@ -17718,10 +17748,10 @@ def cuTensorMapEncodeIm2col(
 
     C: CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -17746,30 +17776,31 @@ def cuTensorMapEncodeIm2col(
             "cuTensorMapEncodeIm2col",
             "pixelsPerColumn",
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeIm2col", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2col", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion,
             _range_CUtensorMapL2promotion_enum,
             "cuTensorMapEncodeIm2col",
             "l2Promotion",
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2col", "oobFill"
         )
@@ -17919,10 +17950,10 @@ def cuTensorMapEncodeTiled(
 
     C: CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -17933,27 +17964,28 @@ def cuTensorMapEncodeTiled(
         tensorRank = _c.integer(
             tensorRank, _range_cuuint32_t_unsigned_int, "cuTensorMapEncodeTiled", "tensorRank"
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeTiled", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeTiled", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion, _range_CUtensorMapL2promotion_enum, "cuTensorMapEncodeTiled", "l2Promotion"
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeTiled", "oobFill"
         )
@@ -18900,9 +18932,9 @@ def cuTexRefSetAddressMode(
     _c.deprecated("cuTexRefSetAddressMode", None)
     if dim.__class__ is not int or not -2147483648 <= dim <= 2147483647:
         dim = _c.integer(dim, _range_int, "cuTexRefSetAddressMode", "dim")
-    if am.__class__ is not CUaddress_mode_enum and (
-        am.__class__ is not int or am not in _CUaddress_mode_enum_members
-    ):
+    if (
+        am.__class__ is not CUaddress_mode_enum and am.__class__ is not int
+    ) or am not in _CUaddress_mode_enum_members:
         am = _c.enum_argument(am, _range_CUaddress_mode_enum, "cuTexRefSetAddressMode", "am")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -19043,9 +19075,9 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | _HandleLike, fm: CUfilter_mode_enu
     C: CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -19104,9 +19136,9 @@ def cuTexRefSetFormat(
     C: CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents)
     """
     _c.deprecated("cuTexRefSetFormat", None)
-    if fmt.__class__ is not CUarray_format_enum and (
-        fmt.__class__ is not int or fmt not in _CUarray_format_enum_members
-    ):
+    if (
+        fmt.__class__ is not CUarray_format_enum and fmt.__class__ is not int
+    ) or fmt not in _CUarray_format_enum_members:
         fmt = _c.enum_argument(fmt, _range_CUarray_format_enum, "cuTexRefSetFormat", "fmt")
     if (
         NumPackedComponents.__class__ is not int
@@ -19173,9 +19205,9 @@ def cuTexRefSetMipmapFilterMode(
     C: CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetMipmapFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetMipmapFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -19296,9 +19328,9 @@ def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstrea
 
     C: CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuThreadExchangeStreamCaptureMode", "mode"
         )

@@ -133,6 +133,7 @@ from .driver_12030 import (
     CUmoduleLoadingMode_enum,
     CUmulticastGranularity_flags_enum,
     CUmulticastObjectProp,
+    CUoccupancyB2DSize,
     CUpointer_attribute_enum,
     CUsharedconfig_enum,
     CUstream,
@@ -2828,9 +2829,9 @@ def cuCoredumpGetAttribute(
 
     C: CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttribute", "attrib"
         )
@@ -2868,9 +2869,9 @@ def cuCoredumpGetAttributeGlobal(
 
     C: CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttributeGlobal", "attrib"
         )
@@ -2908,9 +2909,9 @@ def cuCoredumpSetAttribute(
 
     C: CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttribute", "attrib"
         )
@@ -2948,9 +2949,9 @@ def cuCoredumpSetAttributeGlobal(
 
     C: CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttributeGlobal", "attrib"
         )
@@ -3353,9 +3354,9 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType_enum | int) -> CUexecAffinityP
 
     C: CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuCtxGetExecAffinity", "type"
         )
@@ -3441,9 +3442,9 @@ def cuCtxGetLimit(limit: CUlimit_enum | int) -> int:
 
     C: CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxGetLimit", "limit")
     try:
         if _compiled:
@@ -3633,9 +3634,9 @@ def cuCtxSetCacheConfig(config: CUfunc_cache_enum | int) -> None:
 
     C: CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(config, _range_CUfunc_cache_enum, "cuCtxSetCacheConfig", "config")
     try:
         err = _cuCtxSetCacheConfig(config)
@@ -3702,9 +3703,9 @@ def cuCtxSetLimit(limit: CUlimit_enum | int, value: int) -> None:
 
     C: CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cuCtxSetLimit", "value")
@@ -3728,9 +3729,9 @@ def cuCtxSetSharedMemConfig(config: CUsharedconfig_enum | int) -> None:
 
     C: CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
     """
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuCtxSetSharedMemConfig", "config"
         )
@@ -3933,9 +3934,9 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute_enum | int, dev: int) -> int
 
     C: CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     """
-    if attrib.__class__ is not CUdevice_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_attribute_enum, "cuDeviceGetAttribute", "attrib"
         )
@@ -3970,7 +3971,7 @@ def cuDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     dev = CUdevice()
     try:
@@ -4048,9 +4049,9 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType_enum | int, dev: int
 
     C: CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuDeviceGetExecAffinitySupport", "type"
         )
@@ -4098,9 +4099,9 @@ def cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceGetGraphMemAttribute", "attr"
         )
@@ -4252,9 +4253,9 @@ def cuDeviceGetP2PAttribute(
 
     C: CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice)
     """
-    if attrib.__class__ is not CUdevice_P2PAttribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_P2PAttribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_P2PAttribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_P2PAttribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_P2PAttribute_enum, "cuDeviceGetP2PAttribute", "attrib"
         )
@@ -4361,9 +4362,9 @@ def cuDeviceGetTexture1DLinearMaxWidth(
 
     C: CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev)
     """
-    if format.__class__ is not CUarray_format_enum and (
-        format.__class__ is not int or format not in _CUarray_format_enum_members
-    ):
+    if (
+        format.__class__ is not CUarray_format_enum and format.__class__ is not int
+    ) or format not in _CUarray_format_enum_members:
         format = _c.enum_argument(
             format, _range_CUarray_format_enum, "cuDeviceGetTexture1DLinearMaxWidth", "format"
         )
@@ -4696,9 +4697,9 @@ def cuDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceSetGraphMemAttribute", "attr"
         )
@@ -5156,18 +5157,19 @@ def cuFlushGPUDirectRDMAWrites(
 
     C: CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum and (
-        target.__class__ is not int or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members
-    ):
+    if (
+        target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum
+        and target.__class__ is not int
+    ) or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members:
         target = _c.enum_argument(
             target,
             _range_CUflushGPUDirectRDMAWritesTarget_enum,
             "cuFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and (
-        scope.__class__ is not int or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members
-    ):
+    if (
+        scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and scope.__class__ is not int
+    ) or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members:
         scope = _c.enum_argument(
             scope,
             _range_CUflushGPUDirectRDMAWritesScope_enum,
@@ -5200,9 +5202,9 @@ def cuFuncGetAttribute(
 
     C: CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncGetAttribute", "attrib"
         )
@@ -5292,9 +5294,9 @@ def cuFuncSetAttribute(
 
     C: CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncSetAttribute", "attrib"
         )
@@ -5357,9 +5359,9 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | _HandleLike, config: CUfunc_cache_e
 
     C: CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuFuncSetCacheConfig", "config"
         )
@@ -5388,9 +5390,9 @@ def cuFuncSetSharedMemConfig(
 
     C: CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
     """
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuFuncSetSharedMemConfig", "config"
         )
@@ -5447,9 +5449,9 @@ def cuGetErrorName(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorName(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorName", "error")
     pStr = c_char_p()
     try:
@@ -5476,9 +5478,9 @@ def cuGetErrorString(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorString(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorString", "error")
     pStr = c_char_p()
     try:
@@ -5544,7 +5546,7 @@ def cuGetProcAddress(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -5588,7 +5590,7 @@ def cuGetProcAddress_v2(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress_v2", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress_v2", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -7006,7 +7008,7 @@ def cuGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cuGraphDebugDotPrint", "flags")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cuGraphDebugDotPrint(hGraph, path, flags)
@@ -8363,9 +8365,9 @@ def cuGraphKernelNodeGetAttribute(
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
         )
@@ -8480,9 +8482,9 @@ def cuGraphKernelNodeSetAttribute(
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
         )
@@ -9917,9 +9919,9 @@ def cuKernelGetAttribute(
 
     C: CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelGetAttribute", "attrib"
         )
@@ -10014,9 +10016,9 @@ def cuKernelSetAttribute(
 
     C: CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelSetAttribute", "attrib"
         )
@@ -10052,9 +10054,9 @@ def cuKernelSetCacheConfig(
 
     C: CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuKernelSetCacheConfig", "config"
         )
@@ -10521,7 +10523,7 @@ def cuLibraryGetGlobal(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -10554,7 +10556,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = CUkernel()
     try:
@@ -10587,7 +10589,7 @@ def cuLibraryGetManaged(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -10649,7 +10651,7 @@ def cuLibraryGetUnifiedFunction(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -10950,9 +10952,9 @@ def cuLinkAddData(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
@@ -10964,7 +10966,7 @@ def cuLinkAddData(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
@@ -11020,9 +11022,9 @@ def cuLinkAddData_v2(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
@@ -11034,7 +11036,7 @@ def cuLinkAddData_v2(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData_v2", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(
@@ -11088,15 +11090,15 @@ def cuLinkAddFile(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
@@ -11146,15 +11148,15 @@ def cuLinkAddFile_v2(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(
@@ -11430,9 +11432,9 @@ def cuMemAdvise(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
-    if advice.__class__ is not CUmem_advise_enum and (
-        advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-    ):
+    if (
+        advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+    ) or advice not in _CUmem_advise_enum_members:
         advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuMemAdvise", "device")
@@ -11469,9 +11471,9 @@ def cuMemAdvise_v2(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise_v2", "count")
-    if advice.__class__ is not CUmem_advise_enum and (
-        advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-    ):
+    if (
+        advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+    ) or advice not in _CUmem_advise_enum_members:
         advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise_v2", "advice")
     try:
         err = _cuMemAdvise_v2(devPtr, count, advice, location)
@@ -11822,9 +11824,10 @@ def cuMemExportToShareableHandle(
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -12075,9 +12078,10 @@ def cuMemGetAllocationGranularity(
 
     C: CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)
     """
-    if option.__class__ is not CUmemAllocationGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmemAllocationGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmemAllocationGranularity_flags_enum
+        and option.__class__ is not int
+    ) or option not in _CUmemAllocationGranularity_flags_enum_members:
         option = _c.enum_argument(
             option,
             _range_CUmemAllocationGranularity_flags_enum,
@@ -12160,9 +12164,9 @@ def cuMemGetHandleForAddressRange(
         )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemGetHandleForAddressRange", "size")
-    if handleType.__class__ is not CUmemRangeHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemRangeHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemRangeHandleType_enum and handleType.__class__ is not int
+    ) or handleType not in _CUmemRangeHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemRangeHandleType_enum,
@@ -12476,10 +12480,10 @@ def cuMemImportFromShareableHandle(
 
     C: CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
     """
-    if shHandleType.__class__ is not CUmemAllocationHandleType_enum and (
-        shHandleType.__class__ is not int
-        or shHandleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        shHandleType.__class__ is not CUmemAllocationHandleType_enum
+        and shHandleType.__class__ is not int
+    ) or shHandleType not in _CUmemAllocationHandleType_enum_members:
         shHandleType = _c.enum_argument(
             shHandleType,
             _range_CUmemAllocationHandleType_enum,
@@ -12674,9 +12678,10 @@ def cuMemPoolExportToShareableHandle(
 
     C: CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -12773,9 +12778,9 @@ def cuMemPoolGetAttribute(
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
         )
@@ -12810,9 +12815,10 @@ def cuMemPoolImportFromShareableHandle(
 
     C: CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -12940,9 +12946,9 @@ def cuMemPoolSetAttribute(
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
         )
@@ -13102,9 +13108,9 @@ def cuMemRangeGetAttribute(
     """
     if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(dataSize, _range_size_t, "cuMemRangeGetAttribute", "dataSize")
-    if attribute.__class__ is not CUmem_range_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUmem_range_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUmem_range_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUmem_range_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
@@ -13348,7 +13354,7 @@ def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst", True)
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13689,7 +13695,9 @@ def cuMemcpyAsync(
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(
+            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst", True
+        )
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -13809,7 +13817,7 @@ def cuMemcpyAtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD", "srcOffset")
@@ -13846,7 +13854,7 @@ def cuMemcpyAtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD_v2", "srcOffset")
@@ -14120,7 +14128,7 @@ def cuMemcpyDtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14160,7 +14168,7 @@ def cuMemcpyDtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14202,7 +14210,11 @@ def cuMemcpyDtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyDtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14240,7 +14252,7 @@ def cuMemcpyDtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14592,7 +14604,7 @@ def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD", "ByteCount")
@@ -14632,7 +14644,7 @@ def cuMemcpyHtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync", "ByteCount")
@@ -14674,7 +14686,11 @@ def cuMemcpyHtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyHtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync_v2", "ByteCount")
@@ -14712,7 +14728,7 @@ def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCo
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD_v2", "ByteCount")
@@ -14754,7 +14770,7 @@ def cuMemcpyPeer(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14802,7 +14818,7 @@ def cuMemcpyPeerAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -14844,7 +14860,7 @@ def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16", "us")
@@ -14877,7 +14893,7 @@ def cuMemsetD16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16Async", "us")
@@ -14911,7 +14927,7 @@ def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16_v2", "us")
@@ -14945,7 +14961,7 @@ def cuMemsetD2D16(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16", "dstPitch")
@@ -14991,7 +15007,11 @@ def cuMemsetD2D16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D16Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16Async", "dstPitch")
@@ -15033,7 +15053,7 @@ def cuMemsetD2D16_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16_v2", "dstPitch")
@@ -15073,7 +15093,7 @@ def cuMemsetD2D32(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32", "dstPitch")
@@ -15119,7 +15139,11 @@ def cuMemsetD2D32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D32Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32Async", "dstPitch")
@@ -15161,7 +15185,7 @@ def cuMemsetD2D32_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32_v2", "dstPitch")
@@ -15201,7 +15225,7 @@ def cuMemsetD2D8(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8", "dstPitch")
@@ -15247,7 +15271,7 @@ def cuMemsetD2D8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8Async", "dstPitch")
@@ -15289,7 +15313,7 @@ def cuMemsetD2D8_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8_v2", "dstPitch")
@@ -15325,7 +15349,7 @@ def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32", "ui")
@@ -15358,7 +15382,7 @@ def cuMemsetD32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32Async", "ui")
@@ -15392,7 +15416,7 @@ def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32_v2", "ui")
@@ -15422,7 +15446,7 @@ def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8", "uc")
@@ -15455,7 +15479,7 @@ def cuMemsetD8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8Async", "uc")
@@ -15489,7 +15513,7 @@ def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8_v2", "uc")
@@ -15700,7 +15724,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     hfunc = CUfunction()
     try:
@@ -15731,7 +15755,7 @@ def cuModuleGetGlobal(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -15765,7 +15789,7 @@ def cuModuleGetGlobal_v2(hmod: CUmodule | _HandleLike, name: str | bytes | None)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -15827,7 +15851,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) -
     _c.deprecated("cuModuleGetSurfRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pSurfRef = CUsurfref()
     try:
@@ -15860,7 +15884,7 @@ def cuModuleGetTexRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     _c.deprecated("cuModuleGetTexRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pTexRef = CUtexref()
     try:
@@ -16191,9 +16215,9 @@ def cuMulticastGetGranularity(
 
     C: CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option)
     """
-    if option.__class__ is not CUmulticastGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmulticastGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmulticastGranularity_flags_enum and option.__class__ is not int
+    ) or option not in _CUmulticastGranularity_flags_enum_members:
         option = _c.enum_argument(
             option, _range_CUmulticastGranularity_flags_enum, "cuMulticastGetGranularity", "option"
         )
@@ -16497,7 +16521,10 @@ def cuOccupancyMaxPotentialBlockSize(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -16589,7 +16616,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -16885,9 +16915,9 @@ def cuPointerGetAttribute(
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-    if attribute.__class__ is not CUpointer_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUpointer_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
         )
@@ -17027,9 +17057,9 @@ def cuPointerSetAttribute(
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-    if attribute.__class__ is not CUpointer_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUpointer_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
         )
@@ -17295,9 +17325,9 @@ def cuStreamBeginCapture(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture", "mode"
         )
@@ -17339,9 +17369,9 @@ def cuStreamBeginCaptureToGraph(
         numDependencies = _c.integer(
             numDependencies, _range_size_t, "cuStreamBeginCaptureToGraph", "numDependencies"
         )
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCaptureToGraph", "mode"
         )
@@ -17402,9 +17432,9 @@ def cuStreamBeginCapture_v2(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture_v2", "mode"
         )
@@ -17623,9 +17653,9 @@ def cuStreamGetAttribute(
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
         )
@@ -18027,9 +18057,9 @@ def cuStreamSetAttribute(
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
         )
@@ -18391,7 +18421,7 @@ def cuStreamWriteValue32(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(value, _range_cuuint32_t_unsigned_int, "cuStreamWriteValue32", "value")
@@ -18428,7 +18458,7 @@ def cuStreamWriteValue32_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(
@@ -18467,7 +18497,7 @@ def cuStreamWriteValue64(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_cuuint64_t_unsigned_long, "cuStreamWriteValue64", "value")
@@ -18504,7 +18534,7 @@ def cuStreamWriteValue64_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(
@@ -18716,10 +18746,10 @@ def cuTensorMapEncodeIm2col(
 
     C: CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -18744,30 +18774,31 @@ def cuTensorMapEncodeIm2col(
             "cuTensorMapEncodeIm2col",
             "pixelsPerColumn",
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeIm2col", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2col", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion,
             _range_CUtensorMapL2promotion_enum,
             "cuTensorMapEncodeIm2col",
             "l2Promotion",
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2col", "oobFill"
         )
@@ -18917,10 +18948,10 @@ def cuTensorMapEncodeTiled(
 
     C: CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -18931,27 +18962,28 @@ def cuTensorMapEncodeTiled(
         tensorRank = _c.integer(
             tensorRank, _range_cuuint32_t_unsigned_int, "cuTensorMapEncodeTiled", "tensorRank"
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeTiled", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeTiled", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion, _range_CUtensorMapL2promotion_enum, "cuTensorMapEncodeTiled", "l2Promotion"
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeTiled", "oobFill"
         )
@@ -19898,9 +19930,9 @@ def cuTexRefSetAddressMode(
     _c.deprecated("cuTexRefSetAddressMode", None)
     if dim.__class__ is not int or not -2147483648 <= dim <= 2147483647:
         dim = _c.integer(dim, _range_int, "cuTexRefSetAddressMode", "dim")
-    if am.__class__ is not CUaddress_mode_enum and (
-        am.__class__ is not int or am not in _CUaddress_mode_enum_members
-    ):
+    if (
+        am.__class__ is not CUaddress_mode_enum and am.__class__ is not int
+    ) or am not in _CUaddress_mode_enum_members:
         am = _c.enum_argument(am, _range_CUaddress_mode_enum, "cuTexRefSetAddressMode", "am")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -20041,9 +20073,9 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | _HandleLike, fm: CUfilter_mode_enu
     C: CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -20102,9 +20134,9 @@ def cuTexRefSetFormat(
     C: CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents)
     """
     _c.deprecated("cuTexRefSetFormat", None)
-    if fmt.__class__ is not CUarray_format_enum and (
-        fmt.__class__ is not int or fmt not in _CUarray_format_enum_members
-    ):
+    if (
+        fmt.__class__ is not CUarray_format_enum and fmt.__class__ is not int
+    ) or fmt not in _CUarray_format_enum_members:
         fmt = _c.enum_argument(fmt, _range_CUarray_format_enum, "cuTexRefSetFormat", "fmt")
     if (
         NumPackedComponents.__class__ is not int
@@ -20171,9 +20203,9 @@ def cuTexRefSetMipmapFilterMode(
     C: CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetMipmapFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetMipmapFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -20294,9 +20326,9 @@ def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstrea
 
     C: CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuThreadExchangeStreamCaptureMode", "mode"
         )

@@ -70,6 +70,7 @@ from .driver_13050 import (
     CUarray,
     CUarrayMapInfo,
     CUarray_format_enum,
+    CUasyncCallback,
     CUasyncCallbackHandle,
     CUcheckpointCheckpointArgs,
     CUcheckpointLockArgs,
@@ -81,6 +82,7 @@ from .driver_13050 import (
     CUcontext,
     CUcoredumpCallbackHandle,
     CUcoredumpSettings_enum,
+    CUcoredumpStatusCallback,
     CUctxCreateParams,
     CUdevResource,
     CUdevResourceDesc,
@@ -112,6 +114,7 @@ from .driver_13050 import (
     CUgraphNode,
     CUgraphNodeParams,
     CUgraphNodeType_enum,
+    CUgraphRecaptureCallback,
     CUgraphicsResource,
     CUgreenCtx,
     CUipcEventHandle,
@@ -136,6 +139,7 @@ from .driver_13050 import (
     CUlogicalEndpointId,
     CUlogicalEndpointIpcHandleType_enum,
     CUlogicalEndpointProp,
+    CUlogsCallback,
     CUlogsCallbackHandle,
     CUmemAccessDesc,
     CUmemAccess_flags_enum,
@@ -161,6 +165,7 @@ from .driver_13050 import (
     CUmoduleLoadingMode_enum,
     CUmulticastGranularity_flags_enum,
     CUmulticastObjectProp,
+    CUoccupancyB2DSize,
     CUpointer_attribute_enum,
     CUprocessState_enum,
     CUsharedMemoryMode_enum,
@@ -3617,9 +3622,9 @@ def cuCoredumpGetAttribute(
 
     C: CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttribute", "attrib"
         )
@@ -3657,9 +3662,9 @@ def cuCoredumpGetAttributeGlobal(
 
     C: CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpGetAttributeGlobal", "attrib"
         )
@@ -3700,7 +3705,9 @@ def cuCoredumpRegisterCompleteCallback(
     C: CUresult cuCoredumpRegisterCompleteCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut)
     """
     if callback.__class__ is not int:
-        callback = _c.function_pointer(callback, "callback", "CUcoredumpStatusCallback")
+        callback = _c.function_pointer(
+            callback, "callback", "CUcoredumpStatusCallback", CUcoredumpStatusCallback
+        )
     elif callback >> 64:
         raise _c.address_error(callback, "cuCoredumpRegisterCompleteCallback", "callback")
     if userData.__class__ is not int:
@@ -3738,7 +3745,9 @@ def cuCoredumpRegisterStartCallback(
     C: CUresult cuCoredumpRegisterStartCallback(CUcoredumpStatusCallback callback, void *userData, CUcoredumpCallbackHandle *callbackOut)
     """
     if callback.__class__ is not int:
-        callback = _c.function_pointer(callback, "callback", "CUcoredumpStatusCallback")
+        callback = _c.function_pointer(
+            callback, "callback", "CUcoredumpStatusCallback", CUcoredumpStatusCallback
+        )
     elif callback >> 64:
         raise _c.address_error(callback, "cuCoredumpRegisterStartCallback", "callback")
     if userData.__class__ is not int:
@@ -3773,9 +3782,9 @@ def cuCoredumpSetAttribute(
 
     C: CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttribute", "attrib"
         )
@@ -3813,9 +3822,9 @@ def cuCoredumpSetAttributeGlobal(
 
     C: CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
     """
-    if attrib.__class__ is not CUcoredumpSettings_enum and (
-        attrib.__class__ is not int or attrib not in _CUcoredumpSettings_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUcoredumpSettings_enum and attrib.__class__ is not int
+    ) or attrib not in _CUcoredumpSettings_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUcoredumpSettings_enum, "cuCoredumpSetAttributeGlobal", "attrib"
         )
@@ -4211,9 +4220,9 @@ def cuCtxGetDevResource(
 
     C: CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource *resource, CUdevResourceType type)
     """
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuCtxGetDevResource", "type")
     if hCtx.__class__ is not CUcontext:
         hCtx = _c.handle(hCtx, CUcontext, "hCtx")
@@ -4291,9 +4300,9 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType_enum | int) -> CUexecAffinityP
 
     C: CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuCtxGetExecAffinity", "type"
         )
@@ -4379,9 +4388,9 @@ def cuCtxGetLimit(limit: CUlimit_enum | int) -> int:
 
     C: CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxGetLimit", "limit")
     try:
         if _compiled:
@@ -4599,9 +4608,9 @@ def cuCtxSetCacheConfig(config: CUfunc_cache_enum | int) -> None:
 
     C: CUresult cuCtxSetCacheConfig(CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(config, _range_CUfunc_cache_enum, "cuCtxSetCacheConfig", "config")
     try:
         err = _cuCtxSetCacheConfig(config)
@@ -4668,9 +4677,9 @@ def cuCtxSetLimit(limit: CUlimit_enum | int, value: int) -> None:
 
     C: CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     """
-    if limit.__class__ is not CUlimit_enum and (
-        limit.__class__ is not int or limit not in _CUlimit_enum_members
-    ):
+    if (
+        limit.__class__ is not CUlimit_enum and limit.__class__ is not int
+    ) or limit not in _CUlimit_enum_members:
         limit = _c.enum_argument(limit, _range_CUlimit_enum, "cuCtxSetLimit", "limit")
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_size_t, "cuCtxSetLimit", "value")
@@ -4697,9 +4706,9 @@ def cuCtxSetSharedMemConfig(config: CUsharedconfig_enum | int) -> None:
     C: CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
     """
     _c.deprecated("cuCtxSetSharedMemConfig", None)
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuCtxSetSharedMemConfig", "config"
         )
@@ -5103,9 +5112,9 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute_enum | int, dev: int) -> int
 
     C: CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     """
-    if attrib.__class__ is not CUdevice_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_attribute_enum, "cuDeviceGetAttribute", "attrib"
         )
@@ -5140,7 +5149,7 @@ def cuDeviceGetByPCIBusId(pciBusId: str | bytes | None) -> int:
 
     C: CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
     """
-    if pciBusId.__class__ is not bytes:
+    if pciBusId.__class__ is not bytes or b"\0" in pciBusId:
         pciBusId = _c.cstring(pciBusId, "pciBusId")
     dev = CUdevice()
     try:
@@ -5282,9 +5291,9 @@ def cuDeviceGetDevResource(device: int, type: CUdevResourceType | int) -> CUdevR
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetDevResource", "device")
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuDeviceGetDevResource", "type")
     resource = CUdevResource()
     try:
@@ -5314,9 +5323,9 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType_enum | int, dev: int
 
     C: CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
     """
-    if type.__class__ is not CUexecAffinityType_enum and (
-        type.__class__ is not int or type not in _CUexecAffinityType_enum_members
-    ):
+    if (
+        type.__class__ is not CUexecAffinityType_enum and type.__class__ is not int
+    ) or type not in _CUexecAffinityType_enum_members:
         type = _c.enum_argument(
             type, _range_CUexecAffinityType_enum, "cuDeviceGetExecAffinitySupport", "type"
         )
@@ -5391,9 +5400,9 @@ def cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | 
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceGetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceGetGraphMemAttribute", "attr"
         )
@@ -5646,9 +5655,9 @@ def cuDeviceGetP2PAttribute(
 
     C: CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice)
     """
-    if attrib.__class__ is not CUdevice_P2PAttribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUdevice_P2PAttribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUdevice_P2PAttribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUdevice_P2PAttribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUdevice_P2PAttribute_enum, "cuDeviceGetP2PAttribute", "attrib"
         )
@@ -5755,9 +5764,9 @@ def cuDeviceGetTexture1DLinearMaxWidth(
 
     C: CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev)
     """
-    if format.__class__ is not CUarray_format_enum and (
-        format.__class__ is not int or format not in _CUarray_format_enum_members
-    ):
+    if (
+        format.__class__ is not CUarray_format_enum and format.__class__ is not int
+    ) or format not in _CUarray_format_enum_members:
         format = _c.enum_argument(
             format, _range_CUarray_format_enum, "cuDeviceGetTexture1DLinearMaxWidth", "format"
         )
@@ -6088,7 +6097,9 @@ def cuDeviceRegisterAsyncNotification(
             device, _range_CUdevice_int, "cuDeviceRegisterAsyncNotification", "device"
         )
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUasyncCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "CUasyncCallback", CUasyncCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cuDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -6135,9 +6146,9 @@ def cuDeviceSetGraphMemAttribute(
     """
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_CUdevice_int, "cuDeviceSetGraphMemAttribute", "device")
-    if attr.__class__ is not CUgraphMem_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUgraphMem_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUgraphMem_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUgraphMem_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceSetGraphMemAttribute", "attr"
         )
@@ -6714,18 +6725,19 @@ def cuFlushGPUDirectRDMAWrites(
 
     C: CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
     """
-    if target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum and (
-        target.__class__ is not int or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members
-    ):
+    if (
+        target.__class__ is not CUflushGPUDirectRDMAWritesTarget_enum
+        and target.__class__ is not int
+    ) or target not in _CUflushGPUDirectRDMAWritesTarget_enum_members:
         target = _c.enum_argument(
             target,
             _range_CUflushGPUDirectRDMAWritesTarget_enum,
             "cuFlushGPUDirectRDMAWrites",
             "target",
         )
-    if scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and (
-        scope.__class__ is not int or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members
-    ):
+    if (
+        scope.__class__ is not CUflushGPUDirectRDMAWritesScope_enum and scope.__class__ is not int
+    ) or scope not in _CUflushGPUDirectRDMAWritesScope_enum_members:
         scope = _c.enum_argument(
             scope,
             _range_CUflushGPUDirectRDMAWritesScope_enum,
@@ -6758,9 +6770,9 @@ def cuFuncGetAttribute(
 
     C: CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncGetAttribute", "attrib"
         )
@@ -6973,9 +6985,9 @@ def cuFuncSetAttribute(
 
     C: CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuFuncSetAttribute", "attrib"
         )
@@ -7038,9 +7050,9 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | _HandleLike, config: CUfunc_cache_e
 
     C: CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuFuncSetCacheConfig", "config"
         )
@@ -7072,9 +7084,9 @@ def cuFuncSetSharedMemConfig(
     C: CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
     """
     _c.deprecated("cuFuncSetSharedMemConfig", None)
-    if config.__class__ is not CUsharedconfig_enum and (
-        config.__class__ is not int or config not in _CUsharedconfig_enum_members
-    ):
+    if (
+        config.__class__ is not CUsharedconfig_enum and config.__class__ is not int
+    ) or config not in _CUsharedconfig_enum_members:
         config = _c.enum_argument(
             config, _range_CUsharedconfig_enum, "cuFuncSetSharedMemConfig", "config"
         )
@@ -7131,9 +7143,9 @@ def cuGetErrorName(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorName(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorName", "error")
     pStr = c_char_p()
     try:
@@ -7160,9 +7172,9 @@ def cuGetErrorString(error: cudaError_enum | int) -> str | None:
 
     C: CUresult cuGetErrorString(CUresult error, const char **pStr)
     """
-    if error.__class__ is not cudaError_enum and (
-        error.__class__ is not int or error not in _cudaError_enum_members
-    ):
+    if (
+        error.__class__ is not cudaError_enum and error.__class__ is not int
+    ) or error not in _cudaError_enum_members:
         error = _c.enum_argument(error, _range_cudaError_enum, "cuGetErrorString", "error")
     pStr = c_char_p()
     try:
@@ -7228,7 +7240,7 @@ def cuGetProcAddress(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -7272,7 +7284,7 @@ def cuGetProcAddress_v2(
         cudaVersion = _c.integer(cudaVersion, _range_int, "cuGetProcAddress_v2", "cudaVersion")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_cuuint64_t_unsigned_long, "cuGetProcAddress_v2", "flags")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -8814,7 +8826,7 @@ def cuGraphDebugDotPrint(
         flags = _c.integer(flags, _range_unsigned_int, "cuGraphDebugDotPrint", "flags")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     try:
         err = _cuGraphDebugDotPrint(hGraph, path, flags)
@@ -10245,9 +10257,9 @@ def cuGraphKernelNodeGetAttribute(
 
     C: CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeGetAttribute", "attr"
         )
@@ -10370,9 +10382,9 @@ def cuGraphKernelNodeSetAttribute(
 
     C: CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum, "cuGraphKernelNodeSetAttribute", "attr"
         )
@@ -11782,9 +11794,9 @@ def cuGreenCtxGetDevResource(
 
     C: CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *resource, CUdevResourceType type)
     """
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuGreenCtxGetDevResource", "type")
     if hCtx.__class__ is not CUgreenCtx:
         hCtx = _c.handle(hCtx, CUgreenCtx, "hCtx")
@@ -12208,9 +12220,9 @@ def cuKernelGetAttribute(
 
     C: CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelGetAttribute", "attrib"
         )
@@ -12402,9 +12414,9 @@ def cuKernelSetAttribute(
 
     C: CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
     """
-    if attrib.__class__ is not CUfunction_attribute_enum and (
-        attrib.__class__ is not int or attrib not in _CUfunction_attribute_enum_members
-    ):
+    if (
+        attrib.__class__ is not CUfunction_attribute_enum and attrib.__class__ is not int
+    ) or attrib not in _CUfunction_attribute_enum_members:
         attrib = _c.enum_argument(
             attrib, _range_CUfunction_attribute_enum, "cuKernelSetAttribute", "attrib"
         )
@@ -12440,9 +12452,9 @@ def cuKernelSetCacheConfig(
 
     C: CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
     """
-    if config.__class__ is not CUfunc_cache_enum and (
-        config.__class__ is not int or config not in _CUfunc_cache_enum_members
-    ):
+    if (
+        config.__class__ is not CUfunc_cache_enum and config.__class__ is not int
+    ) or config not in _CUfunc_cache_enum_members:
         config = _c.enum_argument(
             config, _range_CUfunc_cache_enum, "cuKernelSetCacheConfig", "config"
         )
@@ -12979,7 +12991,7 @@ def cuLibraryGetGlobal(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -13012,7 +13024,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pKernel = CUkernel()
     try:
@@ -13076,7 +13088,7 @@ def cuLibraryGetManaged(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -13138,7 +13150,7 @@ def cuLibraryGetUnifiedFunction(
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
-    if symbol.__class__ is not bytes:
+    if symbol.__class__ is not bytes or b"\0" in symbol:
         symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
@@ -13439,9 +13451,9 @@ def cuLinkAddData(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData", "size")
@@ -13453,7 +13465,7 @@ def cuLinkAddData(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddData: numOptions")
@@ -13509,9 +13521,9 @@ def cuLinkAddData_v2(
 
     C: CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddData_v2", "type")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuLinkAddData_v2", "size")
@@ -13523,7 +13535,7 @@ def cuLinkAddData_v2(
         data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData_v2", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if options.__class__ is not int:
         options = _c.ref(
@@ -13577,15 +13589,15 @@ def cuLinkAddFile(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(options, c_uint, "options", True, numOptions, "cuLinkAddFile: numOptions")
@@ -13635,15 +13647,15 @@ def cuLinkAddFile_v2(
 
     C: CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
     """
-    if type.__class__ is not CUjitInputType_enum and (
-        type.__class__ is not int or type not in _CUjitInputType_enum_members
-    ):
+    if (
+        type.__class__ is not CUjitInputType_enum and type.__class__ is not int
+    ) or type not in _CUjitInputType_enum_members:
         type = _c.enum_argument(type, _range_CUjitInputType_enum, "cuLinkAddFile_v2", "type")
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuLinkAddFile_v2", "numOptions")
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if path.__class__ is not bytes:
+    if path.__class__ is not bytes or b"\0" in path:
         path = _c.cstring(path, "path")
     if options.__class__ is not int:
         options = _c.ref(
@@ -14031,10 +14043,10 @@ def cuLogicalEndpointExport(
         leId = _c.integer(
             leId, _range_CUlogicalEndpointId_unsigned_int, "cuLogicalEndpointExport", "leId"
         )
-    if handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum and (
-        handleType.__class__ is not int
-        or handleType not in _CUlogicalEndpointIpcHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUlogicalEndpointIpcHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUlogicalEndpointIpcHandleType_enum,
@@ -14171,10 +14183,10 @@ def cuLogicalEndpointImport(
         leId = _c.integer(
             leId, _range_CUlogicalEndpointId_unsigned_int, "cuLogicalEndpointImport", "leId"
         )
-    if handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum and (
-        handleType.__class__ is not int
-        or handleType not in _CUlogicalEndpointIpcHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUlogicalEndpointIpcHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUlogicalEndpointIpcHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUlogicalEndpointIpcHandleType_enum,
@@ -14320,7 +14332,7 @@ def cuLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int) 
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cuLogsDumpToFile", "flags")
-    if pathToFile.__class__ is not bytes:
+    if pathToFile.__class__ is not bytes or b"\0" in pathToFile:
         pathToFile = _c.cstring(pathToFile, "pathToFile")
     iterator_ = CUlogIterator(iterator)
     try:
@@ -14399,7 +14411,9 @@ def cuLogsRegisterCallback(
     C: CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out)
     """
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUlogsCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "CUlogsCallback", CUlogsCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cuLogsRegisterCallback", "callbackFunc")
     if userData.__class__ is not int:
@@ -14536,9 +14550,9 @@ def cuMemAdvise(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise", "count")
-    if advice.__class__ is not CUmem_advise_enum and (
-        advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-    ):
+    if (
+        advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+    ) or advice not in _CUmem_advise_enum_members:
         advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise", "advice")
     try:
         err = _cuMemAdvise(devPtr, count, advice, location)
@@ -14573,9 +14587,9 @@ def cuMemAdvise_v2(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemAdvise_v2", "count")
-    if advice.__class__ is not CUmem_advise_enum and (
-        advice.__class__ is not int or advice not in _CUmem_advise_enum_members
-    ):
+    if (
+        advice.__class__ is not CUmem_advise_enum and advice.__class__ is not int
+    ) or advice not in _CUmem_advise_enum_members:
         advice = _c.enum_argument(advice, _range_CUmem_advise_enum, "cuMemAdvise_v2", "advice")
     try:
         err = _cuMemAdvise_v2(devPtr, count, advice, location)
@@ -15126,9 +15140,10 @@ def cuMemExportToShareableHandle(
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -15379,9 +15394,10 @@ def cuMemGetAllocationGranularity(
 
     C: CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)
     """
-    if option.__class__ is not CUmemAllocationGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmemAllocationGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmemAllocationGranularity_flags_enum
+        and option.__class__ is not int
+    ) or option not in _CUmemAllocationGranularity_flags_enum_members:
         option = _c.enum_argument(
             option,
             _range_CUmemAllocationGranularity_flags_enum,
@@ -15452,9 +15468,9 @@ def cuMemGetDefaultMemPool(
 
     C: CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
     """
-    if type.__class__ is not CUmemAllocationType_enum and (
-        type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-    ):
+    if (
+        type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+    ) or type not in _CUmemAllocationType_enum_members:
         type = _c.enum_argument(
             type, _range_CUmemAllocationType_enum, "cuMemGetDefaultMemPool", "type"
         )
@@ -15502,9 +15518,9 @@ def cuMemGetHandleForAddressRange(
         )
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMemGetHandleForAddressRange", "size")
-    if handleType.__class__ is not CUmemRangeHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemRangeHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemRangeHandleType_enum and handleType.__class__ is not int
+    ) or handleType not in _CUmemRangeHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemRangeHandleType_enum,
@@ -15649,9 +15665,9 @@ def cuMemGetMemPool(location: _PointerLike, type: CUmemAllocationType_enum | int
 
     C: CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
     """
-    if type.__class__ is not CUmemAllocationType_enum and (
-        type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-    ):
+    if (
+        type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+    ) or type not in _CUmemAllocationType_enum_members:
         type = _c.enum_argument(type, _range_CUmemAllocationType_enum, "cuMemGetMemPool", "type")
     if location.__class__ is not int:
         location = _c.ref(
@@ -15900,10 +15916,10 @@ def cuMemImportFromShareableHandle(
 
     C: CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
     """
-    if shHandleType.__class__ is not CUmemAllocationHandleType_enum and (
-        shHandleType.__class__ is not int
-        or shHandleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        shHandleType.__class__ is not CUmemAllocationHandleType_enum
+        and shHandleType.__class__ is not int
+    ) or shHandleType not in _CUmemAllocationHandleType_enum_members:
         shHandleType = _c.enum_argument(
             shHandleType,
             _range_CUmemAllocationHandleType_enum,
@@ -16098,9 +16114,10 @@ def cuMemPoolExportToShareableHandle(
 
     C: CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -16204,9 +16221,9 @@ def cuMemPoolGetAttribute(
 
     C: CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolGetAttribute", "attr"
         )
@@ -16241,9 +16258,10 @@ def cuMemPoolImportFromShareableHandle(
 
     C: CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handleType.__class__ is not CUmemAllocationHandleType_enum and (
-        handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
-    ):
+    if (
+        handleType.__class__ is not CUmemAllocationHandleType_enum
+        and handleType.__class__ is not int
+    ) or handleType not in _CUmemAllocationHandleType_enum_members:
         handleType = _c.enum_argument(
             handleType,
             _range_CUmemAllocationHandleType_enum,
@@ -16378,9 +16396,9 @@ def cuMemPoolSetAttribute(
 
     C: CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
     """
-    if attr.__class__ is not CUmemPool_attribute_enum and (
-        attr.__class__ is not int or attr not in _CUmemPool_attribute_enum_members
-    ):
+    if (
+        attr.__class__ is not CUmemPool_attribute_enum and attr.__class__ is not int
+    ) or attr not in _CUmemPool_attribute_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUmemPool_attribute_enum, "cuMemPoolSetAttribute", "attr"
         )
@@ -16636,9 +16654,9 @@ def cuMemRangeGetAttribute(
     """
     if dataSize.__class__ is not int or dataSize >> 64:
         dataSize = _c.integer(dataSize, _range_size_t, "cuMemRangeGetAttribute", "dataSize")
-    if attribute.__class__ is not CUmem_range_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUmem_range_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUmem_range_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUmem_range_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUmem_range_attribute_enum, "cuMemRangeGetAttribute", "attribute"
         )
@@ -16853,9 +16871,9 @@ def cuMemSetMemPool(
 
     C: CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
     """
-    if type.__class__ is not CUmemAllocationType_enum and (
-        type.__class__ is not int or type not in _CUmemAllocationType_enum_members
-    ):
+    if (
+        type.__class__ is not CUmemAllocationType_enum and type.__class__ is not int
+    ) or type not in _CUmemAllocationType_enum_members:
         type = _c.enum_argument(type, _range_CUmemAllocationType_enum, "cuMemSetMemPool", "type")
     if location.__class__ is not int:
         location = _c.ref(
@@ -16913,7 +16931,7 @@ def cuMemcpy(dst: int | _PointerLike, src: int | _PointerLike, ByteCount: int) -
     C: CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst")
+        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "dst", True)
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpy", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -17375,7 +17393,9 @@ def cuMemcpyAsync(
     C: CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
     """
     if dst.__class__ is not int or dst >> 64:
-        dst = _c.device_pointer(dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst")
+        dst = _c.device_pointer(
+            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "dst", True
+        )
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(src, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAsync", "src")
     if ByteCount.__class__ is not int or ByteCount >> 64:
@@ -17495,7 +17515,7 @@ def cuMemcpyAtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD", "srcOffset")
@@ -17532,7 +17552,7 @@ def cuMemcpyAtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyAtoD_v2", "dstDevice", True
         )
     if srcOffset.__class__ is not int or srcOffset >> 64:
         srcOffset = _c.integer(srcOffset, _range_size_t, "cuMemcpyAtoD_v2", "srcOffset")
@@ -17946,7 +17966,7 @@ def cuMemcpyDtoD(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -17986,7 +18006,7 @@ def cuMemcpyDtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -18028,7 +18048,11 @@ def cuMemcpyDtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyDtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -18066,7 +18090,7 @@ def cuMemcpyDtoD_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyDtoD_v2", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -18418,7 +18442,7 @@ def cuMemcpyHtoD(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCount
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD", "ByteCount")
@@ -18458,7 +18482,7 @@ def cuMemcpyHtoDAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync", "ByteCount")
@@ -18500,7 +18524,11 @@ def cuMemcpyHtoDAsync_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoDAsync_v2", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemcpyHtoDAsync_v2",
+            "dstDevice",
+            True,
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoDAsync_v2", "ByteCount")
@@ -18538,7 +18566,7 @@ def cuMemcpyHtoD_v2(dstDevice: int | _PointerLike, srcHost: _PointerLike, ByteCo
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyHtoD_v2", "dstDevice", True
         )
     if ByteCount.__class__ is not int or ByteCount >> 64:
         ByteCount = _c.integer(ByteCount, _range_size_t, "cuMemcpyHtoD_v2", "ByteCount")
@@ -18580,7 +18608,7 @@ def cuMemcpyPeer(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeer", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -18628,7 +18656,7 @@ def cuMemcpyPeerAsync(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyPeerAsync", "dstDevice", True
         )
     if srcDevice.__class__ is not int or srcDevice >> 64:
         srcDevice = _c.device_pointer(
@@ -18676,7 +18704,7 @@ def cuMemcpyWithAttributesAsync(
     """
     if dst.__class__ is not int or dst >> 64:
         dst = _c.device_pointer(
-            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyWithAttributesAsync", "dst"
+            dst, _range_CUdeviceptr_unsigned_long_long, "cuMemcpyWithAttributesAsync", "dst", True
         )
     if src.__class__ is not int or src >> 64:
         src = _c.device_pointer(
@@ -18718,7 +18746,7 @@ def cuMemsetD16(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16", "us")
@@ -18751,7 +18779,7 @@ def cuMemsetD16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16Async", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16Async", "us")
@@ -18785,7 +18813,7 @@ def cuMemsetD16_v2(dstDevice: int | _PointerLike, us: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD16_v2", "dstDevice", True
         )
     if us.__class__ is not int or us >> 16:
         us = _c.integer(us, _range_unsigned_short, "cuMemsetD16_v2", "us")
@@ -18819,7 +18847,7 @@ def cuMemsetD2D16(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16", "dstPitch")
@@ -18865,7 +18893,11 @@ def cuMemsetD2D16Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D16Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16Async", "dstPitch")
@@ -18907,7 +18939,7 @@ def cuMemsetD2D16_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D16_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D16_v2", "dstPitch")
@@ -18947,7 +18979,7 @@ def cuMemsetD2D32(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32", "dstPitch")
@@ -18993,7 +19025,11 @@ def cuMemsetD2D32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32Async", "dstDevice"
+            dstDevice,
+            _range_CUdeviceptr_unsigned_long_long,
+            "cuMemsetD2D32Async",
+            "dstDevice",
+            True,
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32Async", "dstPitch")
@@ -19035,7 +19071,7 @@ def cuMemsetD2D32_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D32_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D32_v2", "dstPitch")
@@ -19075,7 +19111,7 @@ def cuMemsetD2D8(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8", "dstPitch")
@@ -19121,7 +19157,7 @@ def cuMemsetD2D8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8Async", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8Async", "dstPitch")
@@ -19163,7 +19199,7 @@ def cuMemsetD2D8_v2(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD2D8_v2", "dstDevice", True
         )
     if dstPitch.__class__ is not int or dstPitch >> 64:
         dstPitch = _c.integer(dstPitch, _range_size_t, "cuMemsetD2D8_v2", "dstPitch")
@@ -19199,7 +19235,7 @@ def cuMemsetD32(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32", "ui")
@@ -19232,7 +19268,7 @@ def cuMemsetD32Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32Async", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32Async", "ui")
@@ -19266,7 +19302,7 @@ def cuMemsetD32_v2(dstDevice: int | _PointerLike, ui: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD32_v2", "dstDevice", True
         )
     if ui.__class__ is not int or ui >> 32:
         ui = _c.integer(ui, _range_unsigned_int, "cuMemsetD32_v2", "ui")
@@ -19296,7 +19332,7 @@ def cuMemsetD8(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8", "uc")
@@ -19329,7 +19365,7 @@ def cuMemsetD8Async(
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8Async", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8Async", "uc")
@@ -19363,7 +19399,7 @@ def cuMemsetD8_v2(dstDevice: int | _PointerLike, uc: int, N: int) -> None:
     """
     if dstDevice.__class__ is not int or dstDevice >> 64:
         dstDevice = _c.device_pointer(
-            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice"
+            dstDevice, _range_CUdeviceptr_unsigned_long_long, "cuMemsetD8_v2", "dstDevice", True
         )
     if uc.__class__ is not int or uc >> 8:
         uc = _c.integer(uc, _range_unsigned_char, "cuMemsetD8_v2", "uc")
@@ -19608,7 +19644,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     hfunc = CUfunction()
     try:
@@ -19670,7 +19706,7 @@ def cuModuleGetGlobal(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -19704,7 +19740,7 @@ def cuModuleGetGlobal_v2(hmod: CUmodule | _HandleLike, name: str | bytes | None)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     dptr = CUdeviceptr()
     bytes_ = c_size_t()
@@ -19766,7 +19802,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) -
     _c.deprecated("cuModuleGetSurfRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pSurfRef = CUsurfref()
     try:
@@ -19799,7 +19835,7 @@ def cuModuleGetTexRef(hmod: CUmodule | _HandleLike, name: str | bytes | None) ->
     _c.deprecated("cuModuleGetTexRef", None)
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     pTexRef = CUtexref()
     try:
@@ -20218,9 +20254,9 @@ def cuMulticastGetGranularity(
 
     C: CUresult cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option)
     """
-    if option.__class__ is not CUmulticastGranularity_flags_enum and (
-        option.__class__ is not int or option not in _CUmulticastGranularity_flags_enum_members
-    ):
+    if (
+        option.__class__ is not CUmulticastGranularity_flags_enum and option.__class__ is not int
+    ) or option not in _CUmulticastGranularity_flags_enum_members:
         option = _c.enum_argument(
             option, _range_CUmulticastGranularity_flags_enum, "cuMulticastGetGranularity", "option"
         )
@@ -20524,7 +20560,10 @@ def cuOccupancyMaxPotentialBlockSize(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -20616,7 +20655,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(
         func = _c.handle(func, CUfunction, "func")
     if blockSizeToDynamicSMemSize.__class__ is not int:
         blockSizeToDynamicSMemSize = _c.function_pointer(
-            blockSizeToDynamicSMemSize, "blockSizeToDynamicSMemSize", "CUoccupancyB2DSize"
+            blockSizeToDynamicSMemSize,
+            "blockSizeToDynamicSMemSize",
+            "CUoccupancyB2DSize",
+            CUoccupancyB2DSize,
         )
     elif blockSizeToDynamicSMemSize >> 64:
         raise _c.address_error(
@@ -20914,9 +20956,9 @@ def cuPointerGetAttribute(
 
     C: CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-    if attribute.__class__ is not CUpointer_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUpointer_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUpointer_attribute_enum, "cuPointerGetAttribute", "attribute"
         )
@@ -21060,9 +21102,9 @@ def cuPointerSetAttribute(
 
     C: CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
     """
-    if attribute.__class__ is not CUpointer_attribute_enum and (
-        attribute.__class__ is not int or attribute not in _CUpointer_attribute_enum_members
-    ):
+    if (
+        attribute.__class__ is not CUpointer_attribute_enum and attribute.__class__ is not int
+    ) or attribute not in _CUpointer_attribute_enum_members:
         attribute = _c.enum_argument(
             attribute, _range_CUpointer_attribute_enum, "cuPointerSetAttribute", "attribute"
         )
@@ -21328,9 +21370,9 @@ def cuStreamBeginCapture(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture", "mode"
         )
@@ -21415,9 +21457,9 @@ def cuStreamBeginCaptureToGraph(
         numDependencies = _c.integer(
             numDependencies, _range_size_t, "cuStreamBeginCaptureToGraph", "numDependencies"
         )
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCaptureToGraph", "mode"
         )
@@ -21478,9 +21520,9 @@ def cuStreamBeginCapture_v2(
 
     C: CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginCapture_v2", "mode"
         )
@@ -21516,9 +21558,9 @@ def cuStreamBeginRecaptureToGraph(
 
     C: CUresult cuStreamBeginRecaptureToGraph(CUstream hStream, CUstreamCaptureMode mode, CUgraph hGraph, CUgraphRecaptureCallback callbackFunc, void *userData)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuStreamBeginRecaptureToGraph", "mode"
         )
@@ -21527,7 +21569,9 @@ def cuStreamBeginRecaptureToGraph(
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "CUgraphRecaptureCallback")
+        callbackFunc = _c.function_pointer(
+            callbackFunc, "callbackFunc", "CUgraphRecaptureCallback", CUgraphRecaptureCallback
+        )
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cuStreamBeginRecaptureToGraph", "callbackFunc")
     if userData.__class__ is not int:
@@ -21781,9 +21825,9 @@ def cuStreamGetAttribute(
 
     C: CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamGetAttribute", "attr"
         )
@@ -22009,9 +22053,9 @@ def cuStreamGetDevResource(
 
     C: CUresult cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
     """
-    if type.__class__ is not CUdevResourceType and (
-        type.__class__ is not int or type not in _CUdevResourceType_members
-    ):
+    if (
+        type.__class__ is not CUdevResourceType and type.__class__ is not int
+    ) or type not in _CUdevResourceType_members:
         type = _c.enum_argument(type, _range_CUdevResourceType, "cuStreamGetDevResource", "type")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
@@ -22272,9 +22316,9 @@ def cuStreamSetAttribute(
 
     C: CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
     """
-    if attr.__class__ is not CUlaunchAttributeID_enum and (
-        attr.__class__ is not int or attr not in _CUlaunchAttributeID_enum_members
-    ):
+    if (
+        attr.__class__ is not CUlaunchAttributeID_enum and attr.__class__ is not int
+    ) or attr not in _CUlaunchAttributeID_enum_members:
         attr = _c.enum_argument(
             attr, _range_CUlaunchAttributeID_enum_CUstreamAttrID, "cuStreamSetAttribute", "attr"
         )
@@ -22656,7 +22700,7 @@ def cuStreamWriteValue32(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(value, _range_cuuint32_t_unsigned_int, "cuStreamWriteValue32", "value")
@@ -22693,7 +22737,7 @@ def cuStreamWriteValue32_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue32_v2", "addr", True
         )
     if value.__class__ is not int or value >> 32:
         value = _c.integer(
@@ -22732,7 +22776,7 @@ def cuStreamWriteValue64(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(value, _range_cuuint64_t_unsigned_long, "cuStreamWriteValue64", "value")
@@ -22769,7 +22813,7 @@ def cuStreamWriteValue64_v2(
     """
     if addr.__class__ is not int or addr >> 64:
         addr = _c.device_pointer(
-            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr"
+            addr, _range_CUdeviceptr_unsigned_long_long, "cuStreamWriteValue64_v2", "addr", True
         )
     if value.__class__ is not int or value >> 64:
         value = _c.integer(
@@ -22981,10 +23025,10 @@ def cuTensorMapEncodeIm2col(
 
     C: CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -23009,30 +23053,31 @@ def cuTensorMapEncodeIm2col(
             "cuTensorMapEncodeIm2col",
             "pixelsPerColumn",
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeIm2col", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2col", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion,
             _range_CUtensorMapL2promotion_enum,
             "cuTensorMapEncodeIm2col",
             "l2Promotion",
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2col", "oobFill"
         )
@@ -23190,10 +23235,10 @@ def cuTensorMapEncodeIm2colWide(
 
     C: CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -23238,39 +23283,40 @@ def cuTensorMapEncodeIm2colWide(
             "cuTensorMapEncodeIm2colWide",
             "pixelsPerColumn",
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave,
             _range_CUtensorMapInterleave_enum,
             "cuTensorMapEncodeIm2colWide",
             "interleave",
         )
-    if mode.__class__ is not CUtensorMapIm2ColWideMode_enum and (
-        mode.__class__ is not int or mode not in _CUtensorMapIm2ColWideMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUtensorMapIm2ColWideMode_enum and mode.__class__ is not int
+    ) or mode not in _CUtensorMapIm2ColWideMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUtensorMapIm2ColWideMode_enum, "cuTensorMapEncodeIm2colWide", "mode"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeIm2colWide", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion,
             _range_CUtensorMapL2promotion_enum,
             "cuTensorMapEncodeIm2colWide",
             "l2Promotion",
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeIm2colWide", "oobFill"
         )
@@ -23396,10 +23442,10 @@ def cuTensorMapEncodeTiled(
 
     C: CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     """
-    if tensorDataType.__class__ is not CUtensorMapDataType_enum and (
-        tensorDataType.__class__ is not int
-        or tensorDataType not in _CUtensorMapDataType_enum_members
-    ):
+    if (
+        tensorDataType.__class__ is not CUtensorMapDataType_enum
+        and tensorDataType.__class__ is not int
+    ) or tensorDataType not in _CUtensorMapDataType_enum_members:
         tensorDataType = _c.enum_argument(
             tensorDataType,
             _range_CUtensorMapDataType_enum,
@@ -23410,27 +23456,28 @@ def cuTensorMapEncodeTiled(
         tensorRank = _c.integer(
             tensorRank, _range_cuuint32_t_unsigned_int, "cuTensorMapEncodeTiled", "tensorRank"
         )
-    if interleave.__class__ is not CUtensorMapInterleave_enum and (
-        interleave.__class__ is not int or interleave not in _CUtensorMapInterleave_enum_members
-    ):
+    if (
+        interleave.__class__ is not CUtensorMapInterleave_enum and interleave.__class__ is not int
+    ) or interleave not in _CUtensorMapInterleave_enum_members:
         interleave = _c.enum_argument(
             interleave, _range_CUtensorMapInterleave_enum, "cuTensorMapEncodeTiled", "interleave"
         )
-    if swizzle.__class__ is not CUtensorMapSwizzle_enum and (
-        swizzle.__class__ is not int or swizzle not in _CUtensorMapSwizzle_enum_members
-    ):
+    if (
+        swizzle.__class__ is not CUtensorMapSwizzle_enum and swizzle.__class__ is not int
+    ) or swizzle not in _CUtensorMapSwizzle_enum_members:
         swizzle = _c.enum_argument(
             swizzle, _range_CUtensorMapSwizzle_enum, "cuTensorMapEncodeTiled", "swizzle"
         )
-    if l2Promotion.__class__ is not CUtensorMapL2promotion_enum and (
-        l2Promotion.__class__ is not int or l2Promotion not in _CUtensorMapL2promotion_enum_members
-    ):
+    if (
+        l2Promotion.__class__ is not CUtensorMapL2promotion_enum
+        and l2Promotion.__class__ is not int
+    ) or l2Promotion not in _CUtensorMapL2promotion_enum_members:
         l2Promotion = _c.enum_argument(
             l2Promotion, _range_CUtensorMapL2promotion_enum, "cuTensorMapEncodeTiled", "l2Promotion"
         )
-    if oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and (
-        oobFill.__class__ is not int or oobFill not in _CUtensorMapFloatOOBfill_enum_members
-    ):
+    if (
+        oobFill.__class__ is not CUtensorMapFloatOOBfill_enum and oobFill.__class__ is not int
+    ) or oobFill not in _CUtensorMapFloatOOBfill_enum_members:
         oobFill = _c.enum_argument(
             oobFill, _range_CUtensorMapFloatOOBfill_enum, "cuTensorMapEncodeTiled", "oobFill"
         )
@@ -23568,9 +23615,9 @@ def cuTensorMapSetAllocationClass(
 
     C: CUresult cuTensorMapSetAllocationClass(CUtensorMap *tensorMap, CUtensorMapAllocClass allocClass, CUtensorMapAllocClass *outAllocClass)
     """
-    if allocClass.__class__ is not CUtensorMapAllocClass_enum and (
-        allocClass.__class__ is not int or allocClass not in _CUtensorMapAllocClass_enum_members
-    ):
+    if (
+        allocClass.__class__ is not CUtensorMapAllocClass_enum and allocClass.__class__ is not int
+    ) or allocClass not in _CUtensorMapAllocClass_enum_members:
         allocClass = _c.enum_argument(
             allocClass,
             _range_CUtensorMapAllocClass_enum,
@@ -24433,9 +24480,9 @@ def cuTexRefSetAddressMode(
     _c.deprecated("cuTexRefSetAddressMode", None)
     if dim.__class__ is not int or not -2147483648 <= dim <= 2147483647:
         dim = _c.integer(dim, _range_int, "cuTexRefSetAddressMode", "dim")
-    if am.__class__ is not CUaddress_mode_enum and (
-        am.__class__ is not int or am not in _CUaddress_mode_enum_members
-    ):
+    if (
+        am.__class__ is not CUaddress_mode_enum and am.__class__ is not int
+    ) or am not in _CUaddress_mode_enum_members:
         am = _c.enum_argument(am, _range_CUaddress_mode_enum, "cuTexRefSetAddressMode", "am")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -24576,9 +24623,9 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | _HandleLike, fm: CUfilter_mode_enu
     C: CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -24637,9 +24684,9 @@ def cuTexRefSetFormat(
     C: CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents)
     """
     _c.deprecated("cuTexRefSetFormat", None)
-    if fmt.__class__ is not CUarray_format_enum and (
-        fmt.__class__ is not int or fmt not in _CUarray_format_enum_members
-    ):
+    if (
+        fmt.__class__ is not CUarray_format_enum and fmt.__class__ is not int
+    ) or fmt not in _CUarray_format_enum_members:
         fmt = _c.enum_argument(fmt, _range_CUarray_format_enum, "cuTexRefSetFormat", "fmt")
     if (
         NumPackedComponents.__class__ is not int
@@ -24706,9 +24753,9 @@ def cuTexRefSetMipmapFilterMode(
     C: CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm)
     """
     _c.deprecated("cuTexRefSetMipmapFilterMode", None)
-    if fm.__class__ is not CUfilter_mode_enum and (
-        fm.__class__ is not int or fm not in _CUfilter_mode_enum_members
-    ):
+    if (
+        fm.__class__ is not CUfilter_mode_enum and fm.__class__ is not int
+    ) or fm not in _CUfilter_mode_enum_members:
         fm = _c.enum_argument(fm, _range_CUfilter_mode_enum, "cuTexRefSetMipmapFilterMode", "fm")
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
@@ -24829,9 +24876,9 @@ def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstrea
 
     C: CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     """
-    if mode.__class__ is not CUstreamCaptureMode_enum and (
-        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
-    ):
+    if (
+        mode.__class__ is not CUstreamCaptureMode_enum and mode.__class__ is not int
+    ) or mode not in _CUstreamCaptureMode_enum_members:
         mode = _c.enum_argument(
             mode, _range_CUstreamCaptureMode_enum, "cuThreadExchangeStreamCaptureMode", "mode"
         )

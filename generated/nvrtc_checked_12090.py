@@ -201,7 +201,7 @@ def nvrtcAddNameExpression(
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if name_expression.__class__ is not bytes:
+    if name_expression.__class__ is not bytes or b"\0" in name_expression:
         name_expression = _c.cstring(name_expression, "name_expression")
     try:
         err = _nvrtcAddNameExpression(prog, name_expression)
@@ -278,9 +278,9 @@ def nvrtcCreateProgram(
     """
     if numHeaders.__class__ is not int or not -2147483648 <= numHeaders <= 2147483647:
         numHeaders = _c.integer(numHeaders, _range_int, "nvrtcCreateProgram", "numHeaders")
-    if src.__class__ is not bytes:
+    if src.__class__ is not bytes or b"\0" in src:
         src = _c.cstring(src, "src")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     if headers.__class__ is list or headers.__class__ is tuple:
         headers = _c.strings(headers, numHeaders, "headers")
@@ -400,9 +400,9 @@ def nvrtcGetErrorString(result: nvrtcResult | int) -> str:
 
     C: const char *nvrtcGetErrorString(nvrtcResult result)
     """
-    if result.__class__ is not nvrtcResult and (
-        result.__class__ is not int or result not in _nvrtcResult_members
-    ):
+    if (
+        result.__class__ is not nvrtcResult and result.__class__ is not int
+    ) or result not in _nvrtcResult_members:
         result = _c.enum_argument(result, _range_nvrtcResult, "nvrtcGetErrorString", "result")
     try:
         return _c.text(_nvrtcGetErrorString(result))
@@ -488,7 +488,7 @@ def nvrtcGetLoweredName(
     """
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if name_expression.__class__ is not bytes:
+    if name_expression.__class__ is not bytes or b"\0" in name_expression:
         name_expression = _c.cstring(name_expression, "name_expression")
     lowered_name = c_char_p()
     try:
