@@ -144,6 +144,10 @@ for name, v in values.items():
     case(f"cudaMemcpy src {name}", cudart.cudaMemcpy, 0x20000, v, 0, 3)
     case(f"cuStreamSynchronize {name}", driver.cuStreamSynchronize, v)
     case(f"cuMemsetD8 {name}", driver.cuMemsetD8, v, 0, 0)
+    if name in ("Decimal", "Fraction", "float"):
+        # The raw layer: ctypes takes none of these for a `void *`, nor do the compiled
+        # raw functions, which took a Decimal's and a Fraction's __int__.
+        record(f"raw cudaMemset {name}", lambda: cudart.sys.cudaMemset(v, 0, 0))
 """)
     expected = {}
     for name in ("Decimal", "float32", "Fraction", "float64", "float"):
@@ -163,6 +167,8 @@ for name, v in values.items():
         expected |= both(f"cuMemsetD8 {name}", "TypeError")
     for name in ("int64", "__index__", "__int__"):
         expected |= both(f"cuMemsetD8 {name}", "C")
+    for name in ("Decimal", "Fraction", "float"):
+        expected[f"raw cudaMemset {name}"] = "ArgumentError"
     assert out == expected
 
 
