@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import _ctypes  # CFuncPtr, the base of ctypes function pointers (ctypes._CFuncPtr)
 import ctypes
+import operator
+import sys
 from ctypes import byref, c_char, c_void_p
 
 from . import _lazy
@@ -54,21 +56,65 @@ def device_address(value: Any) -> int | None:
     `pointer`); nor is a DLPack producer of host memory (a CPU tensor's __int__ is
     its value, not an address).
     """
+    memory = device_memory(value)
+    return None if memory is None else memory[0]
+
+
+def device_memory(value: Any) -> tuple[int, bool] | None:
+    """(address, read-only) of what `device_address` takes, or None as it: read-only
+    where a __cuda_array_interface__ or a versioned DLPack tensor says so. An interface
+    or a capsule that cannot be what it claims is a TypeError or ValueError."""
     if value is None:
-        return 0
+        return 0, False
     if isinstance(value, c_void_p):
-        return value.value or 0
+        return value.value or 0, False
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
-        return int(interface["data"][0])
+        return array_interface_data(interface, type(value).__name__)
     if hasattr(value, "__dlpack_device__"):
-        from ._dlpack import exported_address
+        from ._dlpack import exported_memory
 
-        return exported_address(value)
+        return exported_memory(value)
     param = getattr(value, "_as_parameter_", None)
     if param is not None:
-        return param if type(param) is int else device_address(param)
-    return _int_like(value)
+        return (param, False) if type(param) is int else device_memory(param)
+    address = _int_like(value)
+    return None if address is None else (address, False)
+
+
+_ADDRESS_LIMIT = 1 << 64
+
+
+def array_interface_data(interface: Any, owner: str) -> tuple[int, bool]:
+    """(address, read-only) from a __cuda_array_interface__ (v3: `data` is (int, bool)),
+    believed only where it is one: a float or str address would be truncated or parsed,
+    and a mask (which cudart cannot apply) would be ignored."""
+    what = f"{owner}.__cuda_array_interface__"
+    if not isinstance(interface, dict):
+        raise TypeError(f"{what} must be a dict, not {type(interface).__name__}")
+    if "data" not in interface:
+        raise ValueError(f"{what} has no 'data' (address, read-only)")
+    data = interface["data"]
+    if type(data) is not tuple or len(data) != 2:
+        raise TypeError(f"{what}['data'] must be a 2-tuple (address, read-only), not {data!r}")
+    address, readonly = data
+    if not isinstance(address, int) or isinstance(address, bool):
+        raise TypeError(f"{what}['data'][0] must be an int address, not {address!r}")
+    if not 0 <= address < _ADDRESS_LIMIT:
+        raise ValueError(f"{what}['data'][0] is {address}: an address is 0 <= address < 2**64")
+    if isinstance(readonly, (float, complex)) or readonly not in (True, False):
+        raise TypeError(f"{what}['data'][1] must be a bool (read-only), not {readonly!r}")
+    if interface.get("mask") is not None:
+        raise ValueError(f"{what} has a mask: cudart passes the memory whole, masked or not")
+    return int(address), bool(readonly)
+
+
+def _refuse_read_only(memory: tuple[int, bool] | None, value: Any, what: str) -> None:
+    if memory is not None and memory[1]:
+        raise TypeError(
+            f"{what} is written by the function: the {type(value).__name__}'s device memory "
+            "is read-only"
+        )
 
 
 def address(value: Any, name: str, size: Any = None, what: str = "") -> Any:
@@ -109,10 +155,25 @@ def _holding(address: int | None, source: Any) -> Any:
 
 
 def _int_like(value: Any) -> int | None:
-    # A float has __int__ too, but truncating one to an address is never meant.
-    if isinstance(value, (float, complex)) or not hasattr(type(value), "__int__"):
+    """An integer's value (__index__: an int or its subclass, a NumPy integer), or what
+    an object that is no number gives through __int__ (cuda-bindings' handles and
+    pointers have only that); None for anything else. A float, Decimal, Fraction or
+    NumPy float has __int__ too, but truncating one to an address is never meant."""
+    kind = type(value)
+    if hasattr(kind, "__index__"):
+        return operator.index(value)
+    if not hasattr(kind, "__int__") or _is_number(kind):
         return None
     return int(value)
+
+
+def _is_number(kind: type) -> bool:
+    """Whether `kind` is a number's type (it converts to float or complex, or the numbers
+    ABCs say so: Decimal and NumPy's register there)."""
+    if hasattr(kind, "__float__") or hasattr(kind, "__complex__"):
+        return True
+    numbers = sys.modules.get("numbers")  # loaded by whatever made such a number
+    return numbers is not None and issubclass(kind, numbers.Number)
 
 
 # ---------------------------------------------------------------- memory
@@ -170,14 +231,16 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
             if size is not None and (size.__class__ is not int or not 0 <= size <= view.nbytes):
                 _fits(view.nbytes, size, name, what)
             return _host_memory(view, name, writable)
-    address = device_address(value)
-    if address is None:
+    memory = device_memory(value)
+    if memory is None:
         raise TypeError(
             f"'{name}' must be a pointer: an int address, None, a buffer, a ctypes object "
             f"or an object with __int__, __cuda_array_interface__ or __dlpack__ (CUDA "
             f"memory), not {type(value).__name__}"
         )
-    return pointer(address, name, writable)
+    if writable:
+        _refuse_read_only(memory, value, f"'{name}'")
+    return pointer(memory[0], name, writable)
 
 
 def _byref(value: Any, name: str, size: Any = None, what: str = "") -> int | None:
@@ -732,7 +795,9 @@ def kernel_params_field(value: Any, name: str) -> Any:
 # ---------------------------------------------------------------- callbacks
 
 
-def function_pointer(value: Any, name: str, kind: str = "function pointer") -> Any:
+def function_pointer(
+    value: Any, name: str, kind: str = "function pointer", prototype: Any = None
+) -> Any:
     """A C function pointer argument (`kind`: its typedef) -> what the call passes: None,
     an int address, a ctypes function pointer (a CFUNCTYPE instance) or c_void_p, or an
     object with `_as_parameter_` or `__int__` giving an address.
@@ -741,8 +806,14 @@ def function_pointer(value: Any, name: str, kind: str = "function pointer") -> A
     ctypes object other than a pointer, or a handle is a TypeError, and so is a Python
     callable (the checked layer runs those only for the typedefs cudart.callbacks has
     trampolines for; elsewhere wrap it in the raw module's CFUNCTYPE and keep it alive).
+    `prototype`: the typedef's CFUNCTYPE, which a ctypes function pointer must match
+    (`same_prototype`).
     """
-    if value is None or isinstance(value, _ctypes.CFuncPtr):
+    if value is None:
+        return value
+    if isinstance(value, _ctypes.CFuncPtr):
+        if prototype is not None:
+            same_prototype(value, prototype, name, kind)
         return value
     if type(value) is int:
         return pointer(value, name, False)
@@ -766,6 +837,48 @@ def function_pointer(value: Any, name: str, kind: str = "function pointer") -> A
             f"None), not {type(value).__name__}"
         )
     return pointer(address, name, False)
+
+
+def same_prototype(value: Any, prototype: Any, name: str, kind: str) -> None:
+    """TypeError unless the ctypes function pointer `value` takes and returns what the
+    CFUNCTYPE `prototype` does, as C passes them (`_abi`: c_int and c_uint alike, any
+    two pointers alike): C would call a CFUNCTYPE(None, c_double) with a pointer in an
+    integer register, and its Python function would read garbage from the float one.
+    A C function whose argtypes ctypes was not told (a CDLL's, unset) carries no
+    prototype to compare: it is the caller's promise, as an int address is."""
+    argtypes = value.argtypes
+    if argtypes is None:
+        return
+    want = [_abi(t) for t in prototype._argtypes_]
+    have = [_abi(t) for t in argtypes]
+    if have != want or _abi(value.restype) != _abi(prototype._restype_):
+        wanted = _prototype_text(prototype._restype_, prototype._argtypes_)
+        given = _prototype_text(value.restype, argtypes)
+        raise TypeError(f"'{name}' must be a {kind}: {wanted}, not a function pointer {given}")
+
+
+def _abi(ctype: Any) -> Any:
+    """What a C argument or result of ctypes type `ctype` is to the calling convention."""
+    if ctype is None:
+        return None
+    if isinstance(ctype, type):
+        if issubclass(ctype, _POINTER_TYPES):
+            return "pointer"
+        if issubclass(ctype, ctypes._SimpleCData):
+            code = ctype._type_  # type: ignore[attr-defined]
+            if code in "PzZO":
+                return "pointer"
+            return ("float" if code in "fdg" else "integer", ctypes.sizeof(ctype))
+        if issubclass(ctype, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+            return ("record", ctype.__name__, ctypes.sizeof(ctype))
+    return ctype
+
+
+def _prototype_text(restype: Any, argtypes: Any) -> str:
+    def named(t: Any) -> str:
+        return "void" if t is None else getattr(t, "__name__", repr(t))
+
+    return f"{named(restype)} (*)({', '.join(named(t) for t in argtypes) or 'void'})"
 
 
 def is_function_pointer(value: Any) -> bool:
@@ -823,13 +936,22 @@ def image_file(value: Any, name: str) -> bytes | None:
 
 
 def cstring(value: Any, name: str) -> bytes | None:
-    if value is None or type(value) is bytes:
+    """A `const char *` argument: None (NULL), or str or bytes without a NUL, which C
+    would take for the text's end (ValueError, as ctypes' c_char_p refuses one in a
+    str elsewhere)."""
+    if value is None:
         return value
-    if isinstance(value, str):
-        return value.encode()
-    if isinstance(value, (bytearray, memoryview)):
-        return bytes(value)
-    raise TypeError(f"'{name}' must be str or bytes, not {type(value).__name__}")
+    if type(value) is bytes:
+        text = value
+    elif isinstance(value, str):
+        text = value.encode()
+    elif isinstance(value, (bytearray, memoryview)):
+        text = bytes(value)
+    else:
+        raise TypeError(f"'{name}' must be str or bytes, not {type(value).__name__}")
+    if b"\0" in text:
+        raise ValueError(f"'{name}' contains a NUL byte, where C would cut it short")
+    return text
 
 
 # ---------------------------------------------------------------- attribute values
@@ -1084,11 +1206,15 @@ def integer(value: Any, spec: tuple[int, int, str], function: str, name: str) ->
     return number
 
 
-def device_pointer(value: Any, spec: tuple[int, int, str], function: str, name: str) -> int:
+def device_pointer(
+    value: Any, spec: tuple[int, int, str], function: str, name: str, written: bool = False
+) -> int:
     """A device address argument of an integer type (cuda.h's CUdeviceptr), `spec` as
     `integer`'s: an integer, or what stands for device memory as for the runtime's
     device `void *` (`device_address`: __cuda_array_interface__, a CUDA __dlpack__, a
-    c_void_p, _as_parameter_, __int__). A handle or host memory is a TypeError."""
+    c_void_p, _as_parameter_, __int__). A handle or host memory is a TypeError, and so
+    is read-only device memory where C writes (`written`: ctypes_map's
+    device_address_written)."""
     if isinstance(value, Handle):
         raise TypeError(
             f"{function}() argument '{name}': a {type(value).__name__} is a handle, not a "
@@ -1102,9 +1228,11 @@ def device_pointer(value: Any, spec: tuple[int, int, str], function: str, name: 
         return integer(value, spec, function, name)
     # Device arrays before __index__: CuPy's and PyTorch's __index__ is an element's value.
     if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__"):
-        address = device_address(value)
-        if address is not None:
-            return integer(address, spec, function, name)
+        memory = device_memory(value)
+        if memory is not None:
+            if written:
+                _refuse_read_only(memory, value, f"{function}() argument '{name}'")
+            return integer(memory[0], spec, function, name)
     if hasattr(type(value), "__index__"):
         return integer(value, spec, function, name)
     if _buffer(value) is not None:
@@ -1112,14 +1240,16 @@ def device_pointer(value: Any, spec: tuple[int, int, str], function: str, name: 
             f"{function}() argument '{name}': a {type(value).__name__} is host memory, "
             "not a device address"
         )
-    address = device_address(value)
-    if address is None:
+    memory = device_memory(value)
+    if memory is None:
         raise TypeError(
             f"{function}() argument '{name}': must be a device address: an int or an "
             "object with __cuda_array_interface__, __dlpack__ (CUDA memory) or __int__, "
             f"not {type(value).__name__}"
         )
-    return integer(address, spec, function, name)
+    if written:
+        _refuse_read_only(memory, value, f"{function}() argument '{name}'")
+    return integer(memory[0], spec, function, name)
 
 
 def enum_argument(

@@ -10,6 +10,7 @@ calls the tensor's deleter when done; a capsule never taken calls it when collec
 from __future__ import annotations
 
 import ctypes
+import os
 from ctypes import (
     POINTER,
     Structure,
@@ -142,23 +143,114 @@ _DESTRUCTORS = {
 
 
 def exported_address(value: Any) -> int | None:
-    """The CUDA address a DLPack producer's memory starts at (data + byte_offset), or None
-    where `value` is no producer of CUDA memory (a CPU array, no __dlpack__).
+    """The CUDA address a DLPack producer's memory starts at: `exported_memory`'s."""
+    memory = exported_memory(value)
+    return None if memory is None else memory[0]
+
+
+def exported_memory(value: Any) -> tuple[int, bool] | None:
+    """(address, read-only) of a DLPack producer's CUDA memory (data + byte_offset; read-only
+    where a versioned tensor's flags say so), or None where `value` is no producer of
+    CUDA memory (a CPU array, no __dlpack__).
+
+    Believed only where it can be what it claims: __dlpack_device__() a 2-tuple of ints,
+    the capsule's pointer readable memory of a DLManagedTensor (`_read_managed`), a
+    versioned one of DLPack major version 1 (another's layout is not this one), and the
+    tensor itself on the device __dlpack_device__ named. Anything else is a ValueError
+    or TypeError, never a read of memory that is not there.
 
     The capsule is not taken: its destructor hands the tensor back when it is collected.
     The memory belongs to `value`, which the caller holds for its call."""
     device = getattr(value, "__dlpack_device__", None)
     if device is None or not hasattr(value, "__dlpack__"):
         return None
-    if int(device()[0]) not in CUDA_DEVICE_TYPES:
+    owner = type(value).__name__
+    device_type, device_id = _device(device(), f"{owner}.__dlpack_device__()")
+    if device_type not in CUDA_DEVICE_TYPES:
         return None
-    capsule = value.__dlpack__()
+    try:
+        capsule = value.__dlpack__(max_version=VERSION)
+    except TypeError:  # a producer of DLPack before 1.0: no max_version, no versioned capsule
+        capsule = value.__dlpack__()
+    what = f"{owner}.__dlpack__()"
+    versioned = False
     address = capsule_pointer(capsule, LEGACY_NAME)
-    if address is not None:
-        tensor = DLManagedTensor.from_address(address).dl_tensor
-    else:
+    if address is None:
         address = capsule_pointer(capsule, VERSIONED_NAME)
         if address is None:
-            raise TypeError(f"{type(value).__name__}.__dlpack__() returned no DLPack capsule")
-        tensor = DLManagedTensorVersioned.from_address(address).dl_tensor
-    return (tensor.data or 0) + tensor.byte_offset
+            raise TypeError(f"{what} returned no DLPack capsule")
+        versioned = True
+    managed = _read_managed(address, versioned, what)
+    flags = 0
+    if versioned:
+        major, minor = managed.version.major, managed.version.minor
+        if major != VERSION[0]:
+            raise ValueError(
+                f"{what} is a tensor of DLPack {major}.{minor}: cudart reads major version "
+                f"{VERSION[0]}"
+            )
+        flags = managed.flags
+    tensor = managed.dl_tensor
+    found = (tensor.device.device_type, tensor.device.device_id)
+    if found != (device_type, device_id):
+        raise ValueError(
+            f"{what} is a tensor on device {found}, but {owner}.__dlpack_device__() said "
+            f"{(device_type, device_id)}"
+        )
+    start = (tensor.data or 0) + tensor.byte_offset
+    if start >> 64:
+        raise ValueError(f"{what}: data + byte_offset is {start:#x}, past the address space")
+    return start, bool(flags & FLAG_READ_ONLY)
+
+
+def _device(answer: Any, what: str) -> tuple[int, int]:
+    """A __dlpack_device__() answer, (device type, device id), as ints: a float or a
+    str there is a mistake, not a device."""
+    if type(answer) is not tuple or len(answer) != 2:
+        raise TypeError(f"{what} must return a 2-tuple (device type, device id), not {answer!r}")
+    for item in answer:
+        if isinstance(item, (bool, float, complex)) or not hasattr(type(item), "__index__"):
+            raise TypeError(f"{what} must return ints, not {answer!r}")
+    device_type, device_id = (int(item.__index__()) for item in answer)
+    return device_type, device_id
+
+
+def _read_managed(address: int, versioned: bool, what: str) -> Any:
+    """A copy of the DLManagedTensor(Versioned) at a capsule's `address`, read through the
+    kernel (`readable`), which answers EFAULT where ctypes would crash the process: a
+    producer's capsule may hold any pointer (PyCapsule_New(0x10, "dltensor"))."""
+    managed = DLManagedTensorVersioned if versioned else DLManagedTensor
+    align = ctypes.alignment(managed)
+    if address % align:
+        raise ValueError(
+            f"{what}: the capsule's pointer {address:#x} is not {align}-byte aligned, as a "
+            f"{managed.__name__} is"
+        )
+    data = readable(address, ctypes.sizeof(managed))
+    if data is None:
+        raise ValueError(
+            f"{what}: the capsule's pointer {address:#x} is not readable memory, so no "
+            f"{managed.__name__}"
+        )
+    return managed.from_buffer_copy(data)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_write = _libc.write
+_write.restype = ctypes.c_ssize_t
+_write.argtypes = [ctypes.c_int, c_void_p, ctypes.c_size_t]
+
+
+def readable(address: int, size: int) -> bytes | None:
+    """The `size` bytes at `address`, or None where they are not all readable: write(2)
+    copies them into a pipe, and the kernel answers EFAULT for an unmapped page instead
+    of the SIGSEGV a read of ours would raise. A pipe of its own per call: nothing
+    shared between threads or with a forked child."""
+    r, w = os.pipe()
+    try:
+        if _write(w, address, size) != size:
+            return None
+        return os.read(r, size)
+    finally:
+        os.close(r)
+        os.close(w)

@@ -15,7 +15,8 @@
  * generator/sizes.py says the pointer is to exactly one); ctypes.byref(x) (the address
  * it holds, cudart_find_byref_offset; where C takes one record, what is left of x from
  * there must hold it); objects with _as_parameter_ (resolved by ctypes itself, through
- * cudart._backend.address_of); objects with __int__ (not floats). An integer parameter
+ * cudart._backend.address_of); objects with __index__, or with __int__ that are no
+ * number (not floats, Decimals, Fractions). An integer parameter
  * takes what ctypes takes for its argtype (cudart_index); a record by value, an
  * instance of the raw module's class (cudart_by_value). Where a variant's spec marks
  * the parameter as storage (the checked layer's outputs), a ctypes object is always its
@@ -586,8 +587,15 @@ static int cudart_pointer_any(PyObject *o, Py_ssize_t index, int storage, Py_ssi
         return cudart_fail(index, PyExc_TypeError, "a float is not an address");
     if (PyObject_HasAttrString(o, "_as_parameter_"))
         return cudart_address_via_ctypes(o, index, out);
-    if (PyObject_HasAttrString(o, "__int__")) {
-        PyObject *n = PyNumber_Long(o);
+    /* An integer (__index__), or the __int__ of what is no number (cuda-bindings'
+     * handles): a Decimal, a Fraction or a NumPy float has __int__ too, and truncating
+     * one to an address is never meant (cudart._convert._int_like). */
+    int integer = PyObject_HasAttrString(o, "__index__");
+    if (!integer && (PyObject_HasAttrString(o, "__float__") ||
+                     PyObject_HasAttrString(o, "__complex__")))
+        return cudart_fail(index, PyExc_TypeError, "a number that is no integer is not an address");
+    if (integer || PyObject_HasAttrString(o, "__int__")) {
+        PyObject *n = integer ? PyNumber_Index(o) : PyNumber_Long(o);
         if (!n) {
             cudart_argument_failed(index);
             return -1;

@@ -44,26 +44,22 @@ static inline int cudart_c_unsigned(PyObject *o, unsigned long long high, unsign
     return PyLong_CheckExact(o) && cudart_cint(o, 0, high, out) == 0;
 }
 
-/* An enum: a member of its class (an IntEnum member, valid by construction), or an
- * exact int that `member` says is one. */
+/* An enum: an object of its class or an exact int, whose value `member` says is one.
+ * An object of the class is checked too: int.__new__(cudaMemcpyKind, 2**32 + 2) is of
+ * the class and no member, and C's int would take it as 2. */
 static inline int cudart_c_enum(PyObject *o, PyTypeObject *cls, int (*member)(long long),
                                 long long *out)
 {
     int overflow = 0;
     long long v;
-    if (Py_TYPE(o) == cls) {
-        v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow || (v == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            return 0;
-        }
-        *out = v;
-        return 1;
-    }
-    if (!PyLong_CheckExact(o))
+    if (Py_TYPE(o) != cls && !PyLong_CheckExact(o))
         return 0;
     v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow || !member(v))
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (!member(v))
         return 0;
     *out = v;
     return 1;

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from . import _dlpack
-from ._convert import device_address, stream_handle
+from ._convert import device_memory, stream_handle
 
 __all__ = ["DeviceArray", "as_array"]
 
@@ -67,10 +67,27 @@ def typestr(dtype: Any) -> str:
     return _typestr(kind, int(size))
 
 
+# The item sizes each kind has (NumPy's: float16 to float128, complex64 to complex256);
+# any other is no number type a consumer knows.
+_KIND_SIZES = {
+    "i": (1, 2, 4, 8),
+    "u": (1, 2, 4, 8),
+    "f": (2, 4, 8, 16),
+    "c": (8, 16, 32),
+    "b": (1,),
+}
+
+
 def _typestr(kind: str, size: int) -> str:
-    if size <= 0:
-        raise ValueError(f"dtype: {size}-byte items")
+    if size not in _KIND_SIZES[kind]:
+        sizes = ", ".join(map(str, _KIND_SIZES[kind]))
+        raise ValueError(f"dtype: {size}-byte items of kind {kind!r} (it has {sizes})")
     return f"{'|' if size == 1 else '<'}{kind}{size}"
+
+
+_ADDRESS_END = 1 << 64
+_SAME = object()  # DeviceArray._describes: the array's own value
+_INT64_END = 1 << 63  # DLPack's shape and strides are int64_t
 
 
 def _dimensions(values: Any, what: str) -> tuple[int, ...]:
@@ -81,6 +98,28 @@ def _dimensions(values: Any, what: str) -> tuple[int, ...]:
     except (TypeError, AttributeError):
         raise TypeError(f"{what} must be a tuple of ints, not {values!r}") from None
     return result
+
+
+def _span(ptr: int, shape: tuple[int, ...], itemsize: int, strides: tuple[int, ...] | None) -> None:
+    """ValueError unless every item of the array lies in the address space: C-order (or
+    `strides`, in bytes, negative ones too) from `ptr`, each dimension and stride an int64
+    as DLPack and CAI consumers read them."""
+    for d in shape:
+        if not 0 <= d < _INT64_END:
+            raise ValueError(f"shape {shape}: a dimension is 0 <= d < 2**63, not {d}")
+    for s in strides or ():
+        if not -_INT64_END <= s < _INT64_END:
+            raise ValueError(f"strides {strides}: a stride is an int64, not {s}")
+    if 0 in shape:
+        return  # no item: no memory
+    steps = strides if strides is not None else _c_strides(shape, itemsize)
+    low = sum((d - 1) * s for d, s in zip(shape, steps, strict=True) if s < 0)
+    high = sum((d - 1) * s for d, s in zip(shape, steps, strict=True) if s > 0) + itemsize
+    if ptr + low < 0 or ptr + high > _ADDRESS_END:
+        raise ValueError(
+            f"shape {shape} of {itemsize}-byte items at {ptr:#x} spans bytes {low} to {high} "
+            "from there: more than the 64-bit address space holds"
+        )
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -97,6 +136,19 @@ class DeviceArray:
     cudart's own memory parameters and kernel arguments take it as its address."""
 
     __slots__ = ("ptr", "shape", "typestr", "strides", "stream", "owner", "readonly", "_device")
+
+    # Its description is checked on every store, not only by as_array: a later
+    # `a.ptr = 1.5` or `a.typestr = "<q8"` would otherwise reach C, or fail in an export.
+    def __setattr__(self, name: str, value: Any) -> None:
+        check = _CHECKS.get(name)
+        if check is not None and hasattr(self, "_device"):  # constructed: all are set
+            value = check(self, value)
+        object.__setattr__(self, name, value)
+
+    def _check_all(self) -> None:
+        # The item type first: the others' checks measure with it.
+        for name in ("typestr", "shape", "strides", "ptr", "stream", "readonly", "_device"):
+            object.__setattr__(self, name, _CHECKS[name](self, getattr(self, name)))
 
     def __init__(
         self,
@@ -118,6 +170,24 @@ class DeviceArray:
         self.owner = owner
         self.readonly = readonly
         self._device = device
+        self._check_all()
+
+    def _describes(
+        self,
+        ptr: Any = None,
+        shape: Any = None,
+        typestr: Any = None,
+        strides: Any = _SAME,  # None is C order
+    ) -> None:
+        """ValueError or TypeError unless the array, with what is given changed, is
+        one that lies in the address space."""
+        ptr = self.ptr if ptr is None else ptr
+        shape = self.shape if shape is None else shape
+        kind = self.typestr if typestr is None else typestr
+        steps = self.strides if strides is _SAME else strides
+        if steps is not None and len(steps) != len(shape):
+            raise ValueError(f"strides {steps} and shape {shape} differ in length")
+        _span(ptr, shape, int(kind[2:]), steps)
 
     @property
     def itemsize(self) -> int:
@@ -248,12 +318,16 @@ def _export(array: DeviceArray, versioned: bool) -> Any:
     else:
         managed = _dlpack.DLManagedTensor()
         name = _dlpack.LEGACY_NAME
+    bits = 8 * itemsize
+    if bits > 255:  # DLDataType.bits is a uint8_t
+        raise BufferError(f"DLPack cannot describe {array.typestr!r}: {bits}-bit items")
+    device_type, device_id = _checked_device(array.__dlpack_device__())
     tensor = managed.dl_tensor
     tensor.data = array.ptr or None
-    tensor.device.device_type, tensor.device.device_id = array.__dlpack_device__()
+    tensor.device.device_type, tensor.device.device_id = device_type, device_id
     tensor.ndim = ndim
     tensor.dtype.code = _dlpack.TYPE_CODES[array.typestr[1]]
-    tensor.dtype.bits = 8 * itemsize
+    tensor.dtype.bits = bits
     tensor.dtype.lanes = 1
     tensor.shape = ctypes.cast(shape_c, ctypes.POINTER(ctypes.c_int64))
     tensor.strides = ctypes.cast(strides_c, ctypes.POINTER(ctypes.c_int64))
@@ -285,9 +359,10 @@ def as_array(
     array and its DLPack exports (default: `ptr`, when it is an object);
     `device`: DLPack's (device type, id), found with cudaPointerGetAttributes when None.
     """
-    address = device_address(ptr)
-    if address is None or not 0 <= address < 1 << 64:
+    memory = device_memory(ptr)
+    if memory is None or not 0 <= memory[0] < 1 << 64:
         raise TypeError(f"ptr must be a device address, not {type(ptr).__name__}")
+    address, source_read_only = memory
     dims = _dimensions(shape, "shape")
     if any(d < 0 for d in dims):
         raise ValueError(f"shape {dims} has a negative dimension")
@@ -295,11 +370,98 @@ def as_array(
     steps = None if strides is None else _dimensions(strides, "strides")
     if steps is not None and len(steps) != len(dims):
         raise ValueError(f"strides {steps} and shape {dims} differ in length")
+    _span(address, dims, int(kind[2:]), steps)
     if steps == _c_strides(dims, int(kind[2:])):
         steps = None  # C order: CAI v3 says None
+    if device is not None:
+        device = _checked_device(device)
     if owner is None and type(ptr) is not int:
         owner = ptr
-    return DeviceArray(address, dims, kind, steps, _stream_value(stream), owner, readonly, device)
+    # Read-only memory stays read-only in every view of it.
+    read_only = _flag(readonly, "readonly") or source_read_only
+    return DeviceArray(address, dims, kind, steps, _stream_value(stream), owner, read_only, device)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def _checked_device(device: Any) -> tuple[int, int]:
+    """DLPack's (device type, device id) of CUDA memory: a type of CUDA's (device 2,
+    pinned host 3, managed 13) and an id of an int32_t, both ints."""
+    if type(device) is not tuple or len(device) != 2:
+        raise TypeError(f"device must be a 2-tuple (device type, device id), not {device!r}")
+    if not all(type(d) is int for d in device):
+        raise TypeError(f"device must be a tuple of two ints, not {device!r}")
+    kind, ident = device
+    if kind not in _dlpack.CUDA_DEVICE_TYPES:
+        raise ValueError(
+            f"device type {kind} is no CUDA memory's (DLPack's kDLCUDA 2, kDLCUDAHost 3, "
+            "kDLCUDAManaged 13)"
+        )
+    if not 0 <= ident < 1 << 31:
+        raise ValueError(f"device id {ident} is not a CUDA device's (0 <= id < 2**31)")
+    return device
+
+
+def _check_ptr(array: DeviceArray, value: Any) -> int:
+    if type(value) is not int:
+        raise TypeError(f"ptr must be an int address, not {type(value).__name__}")
+    if not 0 <= value < _ADDRESS_END:
+        raise ValueError(f"ptr is {value}: an address is 0 <= ptr < 2**64")
+    array._describes(ptr=value)
+    return value
+
+
+def _check_shape(array: DeviceArray, value: Any) -> tuple[int, ...]:
+    dims = _dimensions(value, "shape")
+    if any(d < 0 for d in dims):
+        raise ValueError(f"shape {dims} has a negative dimension")
+    array._describes(shape=dims)
+    return dims
+
+
+def _check_typestr(array: DeviceArray, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"typestr must be a typestr such as '<f4', not {value!r}")
+    kind = typestr(value)
+    if kind != value:
+        raise ValueError(f"typestr {value!r} is not in its CAI spelling {kind!r}")
+    array._describes(typestr=kind)
+    return kind
+
+
+def _check_strides(array: DeviceArray, value: Any) -> tuple[int, ...] | None:
+    steps = None if value is None else _dimensions(value, "strides")
+    array._describes(strides=steps)
+    return steps
+
+
+def _check_stream(array: DeviceArray, value: Any) -> int | None:
+    if value is not None and (type(value) is not int or not 0 <= value < _ADDRESS_END):
+        raise TypeError(f"stream must be None or a CAI stream number (an int), not {value!r}")
+    return value
+
+
+def _check_readonly(array: DeviceArray, value: Any) -> bool:
+    return _flag(value, "readonly")
+
+
+def _check_device(array: DeviceArray, value: Any) -> tuple[int, int] | None:
+    return None if value is None else _checked_device(value)
+
+
+_CHECKS = {
+    "ptr": _check_ptr,
+    "shape": _check_shape,
+    "typestr": _check_typestr,
+    "strides": _check_strides,
+    "stream": _check_stream,
+    "readonly": _check_readonly,
+    "_device": _check_device,
+}
 
 
 def _stream_value(stream: Any) -> int | None:

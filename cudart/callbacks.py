@@ -624,8 +624,11 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
     from ._convert import function_pointer, is_python_callable, pointer
 
     if not is_python_callable(fn):
-        # C's runtime calls it from its own thread: an address, never memory.
-        return function_pointer(fn, names[0], kind), pointer(data, names[1], True), 0
+        # C's runtime calls it from its own thread: an address, never memory, and a ctypes
+        # function pointer of the typedef's prototype (the raw module's CFUNCTYPE).
+        prototype = getattr(_module(rt), kind, None)
+        converted = function_pointer(fn, names[0], kind, prototype)
+        return converted, pointer(data, names[1], True), 0
     host = kind in HOST_FUNCTION_TYPES
     capturing = host and stream is not _NO_STREAM and _is_capturing(rt, stream)
     token = _register_on(rt, stream, capturing, fn, data)

@@ -326,9 +326,9 @@ def nvJitLinkAddData(
 
     C: nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void *data, size_t size, const char *name)
     """
-    if inputType.__class__ is not nvJitLinkInputType and (
-        inputType.__class__ is not int or inputType not in _nvJitLinkInputType_members
-    ):
+    if (
+        inputType.__class__ is not nvJitLinkInputType and inputType.__class__ is not int
+    ) or inputType not in _nvJitLinkInputType_members:
         inputType = _c.enum_argument(
             inputType, _range_nvJitLinkInputType, "nvJitLinkAddData", "inputType"
         )
@@ -340,7 +340,7 @@ def nvJitLinkAddData(
         data = _c.pointer(data, "data", False, size, "nvJitLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "nvJitLinkAddData", "data")
-    if name.__class__ is not bytes:
+    if name.__class__ is not bytes or b"\0" in name:
         name = _c.cstring(name, "name")
     try:
         err = _nvJitLinkAddData(handle, inputType, data, size, name)
@@ -370,15 +370,15 @@ def nvJitLinkAddFile(
 
     C: nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char *fileName)
     """
-    if inputType.__class__ is not nvJitLinkInputType and (
-        inputType.__class__ is not int or inputType not in _nvJitLinkInputType_members
-    ):
+    if (
+        inputType.__class__ is not nvJitLinkInputType and inputType.__class__ is not int
+    ) or inputType not in _nvJitLinkInputType_members:
         inputType = _c.enum_argument(
             inputType, _range_nvJitLinkInputType, "nvJitLinkAddFile", "inputType"
         )
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if fileName.__class__ is not bytes:
+    if fileName.__class__ is not bytes or b"\0" in fileName:
         fileName = _c.cstring(fileName, "fileName")
     try:
         err = _nvJitLinkAddFile(handle, inputType, fileName)

@@ -154,6 +154,23 @@ class Slot:
 # does (cudart._convert.device_pointer). CUdeviceptr_v1 is 32 bits: no address of today's.
 DEVICE_ADDRESS_TYPEDEFS = frozenset({"CUdeviceptr", "CUdeviceptr_v2"})
 
+# The device address parameters C writes through. A CUdeviceptr is an integer, so C's
+# type has no const to tell (the runtime's `void *` has): cuda.h names every copy's and
+# memset's destination `dst` or `dstDevice`, and cuStreamWriteValue32/64 write to `addr`
+# (cuStreamWaitValue's `addr` is only read). Read-only device memory (a read-only
+# __cuda_array_interface__ or DLPack tensor) is refused there.
+WRITTEN_DEVICE_ADDRESS_NAMES = frozenset({"dst", "dstDevice"})
+WRITTEN_DEVICE_ADDRESS_PARAMS = frozenset(
+    {("cuStreamWriteValue32", "addr"), ("cuStreamWriteValue64", "addr")}
+)
+
+
+def device_address_written(function: str, param: str) -> bool:
+    """Whether C writes through device address parameter `param` of `function` (its
+    checked name: cuStreamWriteValue32 for cuStreamWriteValue32_v2 too)."""
+    base = function.removesuffix("_v2")
+    return param in WRITTEN_DEVICE_ADDRESS_NAMES or (base, param) in WRITTEN_DEVICE_ADDRESS_PARAMS
+
 
 class TypeMapper:
     """Names and layouts of the model's types as the generated module spells them."""

@@ -138,6 +138,7 @@ typedef struct {
 
 static PyObject *str_shared_mem, *str_stream, *str_cooperative;
 static PyObject *str_array_interface, *str_data, *str_dict, *str_released, *str_parameter;
+static PyObject *str_mask;
 static PyObject *str_size, *str_ptr;
 static PyObject *str_cuda_stream;
 static PyObject *int_zero; /* the default shared_mem: the small int 0 */
@@ -456,6 +457,14 @@ static int cupy_address(PyObject *v, unsigned long long *out)
     return r;
 }
 
+/* 1 where a __cuda_array_interface__ dict has a mask other than None (or the look-up
+ * failed), 0 where it has none. */
+static int masked(PyObject *interface)
+{
+    PyObject *mask = PyDict_GetItemWithError(interface, str_mask);
+    return mask ? mask != Py_None : PyErr_Occurred() != NULL;
+}
+
 /* Python's device_address, at the step the slot's class reaches (Signature.fast). */
 static int address_of(const Slot *slot, PyObject *v, unsigned long long *out)
 {
@@ -471,8 +480,10 @@ static int address_of(const Slot *slot, PyObject *v, unsigned long long *out)
         found = PyObject_GetAttr(v, str_array_interface);
         if (!found)
             return doubt();
+        /* As Python's array_interface_data takes it: data a 2-tuple, no mask (which
+         * cudart cannot apply); anything else goes to Python, which refuses it. */
         data = PyDict_CheckExact(found) ? PyDict_GetItemWithError(found, str_data) : NULL;
-        if (data && PyTuple_CheckExact(data) && PyTuple_Size(data) >= 1)
+        if (data && PyTuple_CheckExact(data) && PyTuple_Size(data) == 2 && !masked(found))
             r = exact_int(PyTuple_GetItem(data, 0), 0, ULLONG_MAX, out);
         break;
     case ROUTE_CUPY:
@@ -1090,10 +1101,11 @@ static int fastlaunch_exec(PyObject *module)
         str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
         str_size = PyUnicode_InternFromString("size");
         str_ptr = PyUnicode_InternFromString("ptr");
+        str_mask = PyUnicode_InternFromString("mask");
         int_zero = PyLong_FromLong(0);
         if (!str_shared_mem || !str_stream || !str_cooperative || !int_zero ||
             !str_array_interface || !str_data || !str_dict || !str_released || !str_parameter ||
-            !str_cuda_stream || !str_size || !str_ptr)
+            !str_cuda_stream || !str_size || !str_ptr || !str_mask)
             return -1;
         PyObject *ctypes = PyImport_ImportModule("ctypes");
         if (!ctypes)

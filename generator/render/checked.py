@@ -28,7 +28,13 @@ from cudart._fastproto import OUTPUT_VALUES
 
 from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from ..context import GenerationContext
-from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
+from ..ctypes_map import (
+    POINTER_KINDS,
+    RenderError,
+    TypeKind,
+    device_address_written,
+    integer_range,
+)
 from ..formatting import format_python
 from ..lifetimes import RELEASES_CALLABLES
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
@@ -445,11 +451,15 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
         else:
             outside = f"not {r.low} <= {n} <= {r.high}"
         spec = v.integer_type(r.c_name, f"({r.low}, {r.high}, {r.c_name!r})")
-        # A device address (CUdeviceptr) also takes what stands for device memory.
-        convert = "device_pointer" if v.types.is_device_address(c.type) else "integer"
+        # A device address (CUdeviceptr) also takes what stands for device memory, and
+        # where C writes there, never read-only memory (ctypes_map.device_address_written).
+        convert, written = "integer", ""
+        if v.types.is_device_address(c.type):
+            convert = "device_pointer"
+            written = ", True" if device_address_written(function, c.name) else ""
         return (
             f"if {n}.__class__ is not int or {outside}:",
-            f"    {n} = _c.{convert}({n}, {spec}, {where})",
+            f"    {n} = _c.{convert}({n}, {spec}, {where}{written})",
         )
     enum = v.use(r.enum)
     facts = f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})"
@@ -467,8 +477,10 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
         values = f"_{r.enum}_members"
         v.integer_types[values] = f"frozenset({tuple(sorted(r.members))})"
         bad = f"{n} not in {values}"
+    # A member of the class is checked too: int.__new__(cudaMemcpyKind, 2**32 + 2) is
+    # of the class and no member, and ctypes would pass it masked to 2.
     return (
-        f"if {n}.__class__ is not {enum} and ({n}.__class__ is not int or {bad}):",
+        f"if ({n}.__class__ is not {enum} and {n}.__class__ is not int) or {bad}:",
         f"    {n} = _c.enum_argument({n}, {spec}, {where})",
     )
 
@@ -491,7 +503,12 @@ _REF_MEASURES: dict[Measure, str] = {
 
 def _in_string(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     n = p.py_name
-    return p.py_type, (f"if {n}.__class__ is not bytes:", f"    {n} = _c.cstring({n}, {n!r})")
+    # bytes with a NUL goes to cstring too, which refuses it: C would read the text only
+    # up to its first NUL (driver.cuModuleGetFunction(m, b"k\0junk") would look up "k").
+    return p.py_type, (
+        f'if {n}.__class__ is not bytes or b"\\0" in {n}:',
+        f"    {n} = _c.cstring({n}, {n!r})",
+    )
 
 
 def _in_strings(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
@@ -604,9 +621,12 @@ def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[st
 def _in_function_pointer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # An address or a ctypes function pointer, never memory (cudart._convert).
     n = p.py_name
+    # The typedef's CFUNCTYPE: a ctypes function pointer of another prototype is refused.
+    typedef = _typedef(c)
+    prototype = f", {f.v.use(typedef)}" if isinstance(c.type, TypedefRef) else ""
     return p.py_type, (
         f"if {n}.__class__ is not int:",
-        f'    {n} = _c.function_pointer({n}, {n!r}, "{_typedef(c)}")',
+        f'    {n} = _c.function_pointer({n}, {n!r}, "{typedef}"{prototype})',
         *_address_check(f, n),
     )
 

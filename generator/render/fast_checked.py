@@ -10,8 +10,8 @@ an omitted argument without a None default) goes to the Python checked function,
 reference, with the same arguments: every refusal is the reference's own, exception
 class and message, by construction. So the converters accept only what the Python
 fast path accepts unchanged:
-  * an integer: an exact int in its C type's range; an enum: a member of its class,
-    or an exact int that is a member (for a flags enum: an OR of them);
+  * an integer: an exact int in its C type's range; an enum: an object of its class
+    or an exact int, whose value is a member (for a flags enum: an OR of them);
   * a float: an exact float;
   * a handle: an object of exactly the handle class (so never a destroyed one), an
     int in [0, 2**64), or None;

@@ -1247,3 +1247,48 @@ def test_a_handle_in_the_slot_of_a_plain_int_is_checked(fake, through_c):
         fn.launch(1, 32, texture, 5)
     assert (caught.value.address, caught.value.parameter) == (0x77, "argument 0")
     assert fake.calls == calls  # nothing launched
+
+
+class LyingArray:
+    """A device array whose __cuda_array_interface__ changes between launches."""
+
+    def __init__(self, address: int, **changed):
+        self.interface = {
+            "shape": (4,),
+            "typestr": "<f4",
+            "data": (address, False),
+            "version": 3,
+            **changed,
+        }
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.interface
+
+
+def test_c_takes_an_array_interface_only_as_python_does(fake):
+    """Issue 33, item 19: C reads an interface's address only where Python would (data a
+    2-tuple, no mask): a masked one, or data of three items, after launches that primed
+    C for the class, is refused as Python refuses it, and never launched."""
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fast = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
+    slow = function(fake, False, sizes=sizes, image_types=AXPY_PTX)
+    y = LyingArray(0x20000)
+    for k in range(4):  # primes C for LyingArray's class, then launches through it
+        x = LyingArray(0x10000 + 64 * k)
+        assert outcome(fast, fake, sizes, 1, 32, (2.0, x, y, 16), {}) == outcome(
+            slow, fake, sizes, 1, 32, (2.0, x, y, 16), {}
+        )
+    launched = fast._fast.launches
+    assert launched >= 2
+    for lie in (
+        {"mask": LyingArray(0x30000)},
+        {"data": (0x10000, False, 0)},
+        {"data": (0x10000,)},
+    ):
+        x = LyingArray(0x10000, **lie)
+        got = outcome(fast, fake, sizes, 1, 32, (2.0, x, y, 16), {})
+        assert got == outcome(slow, fake, sizes, 1, 32, (2.0, x, y, 16), {})
+        assert got[0] in (TypeError, ValueError), (lie, got)
+    assert fast._fast.launches == launched  # C launched none of them

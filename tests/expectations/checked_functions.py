@@ -37,6 +37,7 @@ from .sys_12050 import (
     P,
     cudaStream_t,
     dim,
+    hostfn_t,
     status,
 )
 
@@ -114,7 +115,7 @@ def add_callback(fn: _PointerLike, userData: _PointerLike) -> int:
     C: int add_callback(hostfn_t fn, void *userData)
     """
     if fn.__class__ is not int:
-        fn = _c.function_pointer(fn, "fn", "hostfn_t")
+        fn = _c.function_pointer(fn, "fn", "hostfn_t", hostfn_t)
     elif fn >> 64:
         raise _c.address_error(fn, "add_callback", "fn")
     if userData.__class__ is not int:
@@ -148,7 +149,7 @@ def describe(s: status | int) -> str:
 
     C: const char *describe(enum status s)
     """
-    if s.__class__ is not status and (s.__class__ is not int or s not in _status_members):
+    if (s.__class__ is not status and s.__class__ is not int) or s not in _status_members:
         s = _c.enum_argument(s, _range_status, "describe", "s")
     try:
         return _c.text(_describe(s))

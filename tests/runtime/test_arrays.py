@@ -94,7 +94,10 @@ class Producer:
     def __dlpack__(self, stream=None, max_version=None):
         capsule = self.array.__dlpack__(stream=stream, max_version=max_version)
         if self.offset:  # as a producer of a sliced view may: data + byte_offset
-            managed = Managed.from_address(_api.PyCapsule_GetPointer(capsule, b"dltensor"))
+            # Versioned where the consumer asked for max_version (1, 0), as cudart does.
+            name = _api.PyCapsule_GetName(capsule)
+            kind = Versioned if name == b"dltensor_versioned" else Managed
+            managed = kind.from_address(_api.PyCapsule_GetPointer(capsule, name))
             managed.dl_tensor.byte_offset = self.offset
         return capsule
 
@@ -271,7 +274,12 @@ def test_device_address_takes_dlpack_producers_of_cuda_memory_only():
     array = cudart.as_array(ADDRESS, 16, "u1", device=CUDA)
     exported = len(arrays._exported)
     assert device_address(Producer(array)) == ADDRESS
-    assert device_address(Producer(array, device=(13, 0), offset=8)) == ADDRESS + 8
+    managed = cudart.as_array(ADDRESS, 16, "u1", device=(13, 0))
+    assert device_address(Producer(managed, device=(13, 0), offset=8)) == ADDRESS + 8
+    # A producer whose tensor is elsewhere than its __dlpack_device__ says is believed in
+    # neither (issue 33 item 20: tests/runtime/test_lying_producers.py).
+    with pytest.raises(ValueError, match=r"on device \(2, 0\), but .* said \(13, 0\)"):
+        device_address(Producer(array, device=(13, 0)))
     assert device_address(Producer(array, device=(1, 0))) is None  # host memory
     gc.collect()
     assert len(arrays._exported) == exported  # the capsules read were handed back
