@@ -190,7 +190,7 @@ def disagreements(family: str, plans_by_version: dict[str, list[FunctionPlan]]) 
         for plan in plans:
             params = {p.name: p for p in plan.params}
             for name, tag in header_tags(plan).items():
-                if name in params and tag not in HEADER_AGREES[plan_says(params[name])]:
+                if name in params and plan_says(params[name]) not in HEADER_AGREES[tag]:
                     found.append(
                         Verdict(
                             "header", family, version, plan.name, name, tag, plan_says(params[name])
