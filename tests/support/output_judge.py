@@ -4,11 +4,12 @@ generator/resolve.py's reading say it.
 
 * The headers' own direction tags, `\\param[in]`, `\\param[out]`, `\\param[in,out]`
   (generator/doxygen.py keeps them; the plan reads only `[out]`, and only as one hint
-  among several). Few functions carry them: where a header says nothing, it judges nothing.
+  among several). Few parameters carry them (13.5: 60 of the runtime's, 193 of the
+  driver's): where a header says nothing, it judges nothing.
 * cuda-bindings' signatures (tests/support/bindings_signatures.py): NVIDIA's Python
   bindings, made from the same headers by other code, take some C parameters from the
-  caller and return others. 12.x plans are judged by the newest 12.x release, 13.x plans
-  by the newest 13.x, wherever the function and the parameter have the same names.
+  caller and return others. BINDINGS says which release judges which major's plans; a
+  version whose parameter names differ from the release's is not judged for that function.
 
 Each verdict is in one vocabulary, the plan's roles seen from C:
 "in" (the call reads it), "out" (the call writes one value), "inout", "array" (the call
