@@ -898,9 +898,15 @@ class _Function:
                 raise RenderError(f"{self.plan.name}.{p.name}: ends and releases")
             # C gets what the claim hands back: a claimed HostMemory refuses to be read
             # as memory (it is marked freed), so C is given its address instead.
-            given = f"{p.py_name}_given"
-            part.claim = f'{given} = _c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
-            part.call = given
+            claim = f'_c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
+            if part.call == p.py_name:
+                given = f"{p.py_name}_given"
+                part.claim, part.call = f"{given} = {claim}", given
+            else:
+                # C is given what the conversion built from the object (HANDLE_REF: an
+                # array holding the handle, which C reads by address): the claim marks
+                # the object and the call keeps what C takes.
+                part.claim = claim
             part.release = f"_c.unclaim({p.py_name})"
         return part
 
