@@ -44,6 +44,10 @@ class Measure(StrEnum):
     ROWS = "rows"  # measure_of = (pitch, width, height): (height - 1) * pitch + width
     ELEMENTS = "elements"  # measure_of = (count,) elements of the pointed-to type (or pointers)
     RECORD = "record"  # one element of the pointed-to type (a struct pointer)
+    # measure_of = (the partner function,): as many bytes (or elements) as the partner,
+    # called with the function's other inputs, returns (nvrtcGetPTX's nvrtcGetPTXSize).
+    # The buffer may be omitted: the checked function then returns what C wrote.
+    QUERIED = "queried"
 
 
 class ParamKind(StrEnum):

@@ -643,6 +643,37 @@ def _in_handle_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str
     return f"{cls} | _HandleLike", (f"{array} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
 
 
+def _queried(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...], _Result]:
+    """A buffer C fills with as much as its partner function returns (Measure.QUERIED):
+    a given buffer is checked against the partner's answer; omitted, one of that size is
+    made and what C wrote comes back (bytes, or a list of the elements)."""
+    n, partner = p.py_name, p.measure_of[0]
+    # A `void *` buffer holds bytes; a `T *` one, the partner's count of T.
+    element = "c_char" if p.kind is ParamKind.POINTER else f.v.ctype(p.ctype)
+    args = ", ".join(q.py_name for q in f.plan.inputs if q is not p)
+    count, made = f"{partner}({args})", f"{n}_made"
+    what = f'"{f.plan.name}: {count}"'
+    if p.kind is ParamKind.POINTER:
+        check = f"_c.pointer({n}, {n!r}, True, {count}, {what})"
+    else:
+        check = f"_c.ref({n}, {element}, {n!r}, True, {count}, {what})"
+    value = f"{made}.raw" if element == "c_char" else f"{made}[:]"
+    if element == "c_char":
+        annotation = "bytes"
+    else:
+        annotation = "list[float]" if element in ("c_float", "c_double") else "list[int]"
+    convert = (
+        f"{made} = None",
+        f"if {n} is None:",
+        f"    {n} = {made} = ({element} * {count})()",
+        f"elif {n}.__class__ is not int:",
+        f"    {n} = {check}",
+        *_address_check(f, n),
+    )
+    result = _Result(f"{value} if {made} is not None else None", f"{annotation} | None")
+    return f"{p.py_type} | None", convert, result
+
+
 def _handle_ref_array(name: str) -> str:
     return f"_{name}_array"
 
@@ -913,7 +944,11 @@ class _Function:
     def _param(self, p: ParamPlan) -> _Param:
         v, n, c = self.v, p.py_name, self.c_params[p.name]
         if p.role is Role.IN:
-            annotation, convert = _INPUTS[p.kind](self, p, c)
+            result = None
+            if p.measure is Measure.QUERIED:
+                annotation, convert, result = _queried(self, p, c)
+            else:
+                annotation, convert = _INPUTS[p.kind](self, p, c)
             default = ""
             if p.default is not None:
                 named = p.default != "None" and not p.default.lstrip("-").isdigit()
@@ -925,6 +960,7 @@ class _Function:
                 first_call=call,
                 signature=f"{n}: {annotation}{default}",
                 convert=convert,
+                result=result,
                 release=f"_c.release(_{n}_token)" if p.kind in _RELEASED else None,
             )
         # The checked layer binds its own function objects: an output's argtype is
@@ -1194,6 +1230,15 @@ class _Function:
             lines.append(f"    {d.enumerator}: {what}")
         return lines + [""]
 
+    def queried_doc(self, p: ParamPlan) -> str:
+        """What a buffer sized by its partner function takes, and what omitting it does."""
+        if p.measure is not Measure.QUERIED:
+            return ""
+        args = ", ".join(q.py_name for q in self.plan.inputs if q is not p)
+        size = f"{p.measure_of[0]}({args})"
+        unit = "bytes" if p.kind is ParamKind.POINTER or p.ctype == "c_char" else "elements"
+        return f" C writes {size} {unit}: a smaller buffer is refused; omitted, they are returned."
+
     def kind_doc(self, p: ParamPlan) -> str:
         if p.kind is ParamKind.SHAREABLE_HANDLE:
             enum = self.v.types.enum_class(self.c_params[p.partner or ""].type)
@@ -1231,7 +1276,7 @@ class _Function:
                 + (
                     "the attribute's value (below)"
                     if p.kind is ParamKind.ATTRIBUTE
-                    else first_sentence(p.doc)
+                    else first_sentence(p.doc) + self.queried_doc(p)
                 )
                 for p in described
             ]
