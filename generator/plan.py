@@ -119,6 +119,9 @@ class Effect(StrEnum):
     NODE_OF = "node_of"  # a host node of graph `effect_of` (for later cudaGraphHostNodeSetParams)
 
 
+# ParamPlan.parent of a handle made in the calling thread's current context.
+CURRENT_CONTEXT = "current context"
+
 INPUT_KINDS = frozenset(
     {
         ParamKind.HANDLE,
@@ -186,6 +189,9 @@ class ParamPlan:
     )
     effect: Effect | None = None  # what a successful call records (generator/lifetimes.py)
     effect_of: str | None = None  # the other parameter (C name) the effect names
+    # A handle output made as a child of this input (C name; CURRENT_CONTEXT: the calling
+    # thread's context): destroying the parent marks it too (generator/lifetimes.py).
+    parent: str | None = None
     # The size relation (generator/sizes.py): what the buffer must hold, from which inputs.
     measure: Measure | None = None
     measure_of: tuple[str, ...] = ()

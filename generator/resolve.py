@@ -384,7 +384,8 @@ def describe(plan: FunctionPlan) -> str:
         # A buffer its partner function sizes (sizes.QUERIED): returned when omitted.
         extra += f"[{p.measure_of[0]}()]" if p.measure is Measure.QUERIED else ""
         effect = f"@{p.effect}({p.effect_of})" if p.effect_of else f"@{p.effect}"
-        return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}"
+        parent = f"^{p.parent}" if p.parent else ""
+        return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}{parent}"
 
     ins = ", ".join(mark(p) for p in plan.inputs)
     outs = ", ".join(mark(p) for p in plan.outputs)

@@ -33,6 +33,7 @@ from ..formatting import format_python
 from ..lifetimes import RELEASES_CALLABLES
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
 from ..plan import (
+    CURRENT_CONTEXT,
     INPUT_KINDS,
     OUTPUT_KINDS,
     Effect,
@@ -355,6 +356,7 @@ class _Param:
     release: str | None = None  # what a failed call must unregister (a callback's token)
     after: str | None = None  # what a successful call records (its Effect)
     claim: str | None = None  # marks, before C, what the call ends (_ENDS)
+    adopt: str | None = None  # records a handle output as its parent's child (PARENTS)
 
 
 # An input emitter: (annotation, conversion lines) of a parameter the caller passes.
@@ -919,9 +921,20 @@ class _Function:
             function=self.plan.name,
         )
 
+    def adopt(self, p: ParamPlan) -> str | None:
+        """The line a successful call runs for a handle output with a parent (lifetimes.PARENTS)."""
+        if p.parent is None:
+            return None
+        if p.parent == CURRENT_CONTEXT:
+            # The module's own checked getter: the context the call made it in.
+            return f"_c.child_of_current({p.py_name}, cuCtxGetCurrent)"
+        parent = next(q for q in self.plan.params if q.name == p.parent)
+        return f"_c.child_of({p.py_name}, {parent.py_name}, {self.v.use(parent.ctype)})"
+
     def param(self, p: ParamPlan) -> _Param:
         part = self._param(p)
         part.after = self.after(p)
+        part.adopt = self.adopt(p)
         if p.effect in _ENDS:
             # Marked before C and unmarked if C refuses, in one step with the check:
             # marking after C would let threads destroying one object all reach C.
@@ -1101,7 +1114,7 @@ class _Function:
             f'    raise _c.argument_error(exc, "{name}", {names}) from None',
         ]
         raise_error = ["if err:", *releases, "    raise _error(err, _lib)"]
-        afters = [q.after for q in parts if q.after]
+        afters = [q.after for q in parts if q.after] + [q.adopt for q in parts if q.adopt]
         if afters and plan.result is not ResultKind.ERROR:
             raise RenderError(f"{name}: effects need a cudaError_t result")
 
@@ -1294,6 +1307,17 @@ class _Function:
             ]
             lines.append("")
         effects = [self.effect_doc(p) for p in plan.params if p.effect]
+        effects += [
+            f"{p.py_name} dies with "
+            + (
+                "the current context: its checked destroy"
+                if p.parent == CURRENT_CONTEXT
+                else f"{self.py_name(p.parent)}: a checked destroy of it"
+            )
+            + " marks the handle object destroyed too."
+            for p in plan.params
+            if p.parent
+        ]
         if any(effects):
             lines += [" ".join(e for e in effects if e), ""]
         if plan.errors:
