@@ -3468,9 +3468,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn_given)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -3564,9 +3564,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn_given)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -5177,7 +5177,7 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+    graph holds the Python callables of childGraph's host nodes too, until destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5216,6 +5216,7 @@ def cudaGraphAddChildGraphNode(
     if err:
         raise _error(err, _lib)
     _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5364,6 +5365,8 @@ def cudaGraphAddEmptyNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
@@ -5396,6 +5399,7 @@ def cudaGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5417,6 +5421,8 @@ def cudaGraphAddEventRecordNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5452,6 +5458,7 @@ def cudaGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5473,6 +5480,8 @@ def cudaGraphAddEventWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5508,6 +5517,7 @@ def cudaGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5529,6 +5539,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5585,6 +5597,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5606,6 +5619,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5662,6 +5677,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5684,7 +5700,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -5725,6 +5741,7 @@ def cudaGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(pGraphNode, graph)
     _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5746,6 +5763,8 @@ def cudaGraphAddKernelNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction.
 
@@ -5794,6 +5813,7 @@ def cudaGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5815,6 +5835,8 @@ def cudaGraphAddMemAllocNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -5863,6 +5885,7 @@ def cudaGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5884,6 +5907,8 @@ def cudaGraphAddMemFreeNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -5921,6 +5946,7 @@ def cudaGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5942,6 +5968,8 @@ def cudaGraphAddMemcpyNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5990,6 +6018,7 @@ def cudaGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6017,6 +6046,8 @@ def cudaGraphAddMemcpyNode1D(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6075,6 +6106,7 @@ def cudaGraphAddMemcpyNode1D(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6104,6 +6136,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6173,6 +6207,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6202,6 +6237,8 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6271,6 +6308,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6292,6 +6330,8 @@ def cudaGraphAddMemsetNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDevice.
 
@@ -6340,6 +6380,7 @@ def cudaGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6361,6 +6402,8 @@ def cudaGraphAddNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -6400,6 +6443,7 @@ def cudaGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6423,6 +6467,8 @@ def cudaGraphAddNode_v2(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -6491,6 +6537,7 @@ def cudaGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8655,6 +8702,8 @@ def cudaGraphNodeFindInClone(
     Returns:
         pNode: Returns handle to the cloned node
 
+    pNode dies with clonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -8672,6 +8721,7 @@ def cudaGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pNode, clonedGraph, cudaGraph_t)
     return pNode
 
 

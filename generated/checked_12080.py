@@ -3592,9 +3592,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn_given)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -3688,9 +3688,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn_given)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -5391,7 +5391,7 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+    graph holds the Python callables of childGraph's host nodes too, until destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5430,6 +5430,7 @@ def cudaGraphAddChildGraphNode(
     if err:
         raise _error(err, _lib)
     _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5578,6 +5579,8 @@ def cudaGraphAddEmptyNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
@@ -5610,6 +5613,7 @@ def cudaGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5631,6 +5635,8 @@ def cudaGraphAddEventRecordNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5666,6 +5672,7 @@ def cudaGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5687,6 +5694,8 @@ def cudaGraphAddEventWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5722,6 +5731,7 @@ def cudaGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5743,6 +5753,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5799,6 +5811,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5820,6 +5833,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5876,6 +5891,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5898,7 +5914,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -5939,6 +5955,7 @@ def cudaGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(pGraphNode, graph)
     _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -5960,6 +5977,8 @@ def cudaGraphAddKernelNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction.
 
@@ -6008,6 +6027,7 @@ def cudaGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6029,6 +6049,8 @@ def cudaGraphAddMemAllocNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6077,6 +6099,7 @@ def cudaGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6098,6 +6121,8 @@ def cudaGraphAddMemFreeNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6135,6 +6160,7 @@ def cudaGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6156,6 +6182,8 @@ def cudaGraphAddMemcpyNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6204,6 +6232,7 @@ def cudaGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6231,6 +6260,8 @@ def cudaGraphAddMemcpyNode1D(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6289,6 +6320,7 @@ def cudaGraphAddMemcpyNode1D(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6318,6 +6350,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6387,6 +6421,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6416,6 +6451,8 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6485,6 +6522,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6506,6 +6544,8 @@ def cudaGraphAddMemsetNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDevice.
 
@@ -6554,6 +6594,7 @@ def cudaGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6575,6 +6616,8 @@ def cudaGraphAddNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -6614,6 +6657,7 @@ def cudaGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6637,6 +6681,8 @@ def cudaGraphAddNode_v2(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -6705,6 +6751,7 @@ def cudaGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -8875,6 +8922,8 @@ def cudaGraphNodeFindInClone(
     Returns:
         pNode: Returns handle to the cloned node
 
+    pNode dies with clonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -8892,6 +8941,7 @@ def cudaGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pNode, clonedGraph, cudaGraph_t)
     return pNode
 
 
@@ -10644,6 +10694,8 @@ def cudaLibraryGetKernel(
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound.
 
     C: cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
@@ -10661,6 +10713,7 @@ def cudaLibraryGetKernel(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, cudaLibrary_t)
     return pKernel
 
 

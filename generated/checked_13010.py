@@ -3953,9 +3953,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn_given)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -4049,9 +4049,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn_given)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -5933,7 +5933,7 @@ def cudaGraphAddChildGraphNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    graph holds the Python callables of childGraph's host nodes too, until destroyed.
+    graph holds the Python callables of childGraph's host nodes too, until destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -5972,6 +5972,7 @@ def cudaGraphAddChildGraphNode(
     if err:
         raise _error(err, _lib)
     _c.holder_copied(graph, "cudaGraph_t", childGraph, "cudaGraph_t")
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6063,6 +6064,8 @@ def cudaGraphAddEmptyNode(
     Returns:
         pGraphNode: Returns newly created node
 
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
@@ -6095,6 +6098,7 @@ def cudaGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6116,6 +6120,8 @@ def cudaGraphAddEventRecordNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6151,6 +6157,7 @@ def cudaGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6172,6 +6179,8 @@ def cudaGraphAddEventWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6207,6 +6216,7 @@ def cudaGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6228,6 +6238,8 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6284,6 +6296,7 @@ def cudaGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6305,6 +6318,8 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6361,6 +6376,7 @@ def cudaGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6383,7 +6399,7 @@ def cudaGraphAddHostNode(
     Returns:
         pGraphNode: Returns newly created node
 
-    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed.
+    A Python callable in pNodeParams stays registered until graph and the graphs and execs copied from it are destroyed. pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6424,6 +6440,7 @@ def cudaGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(pGraphNode, graph)
     _c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6445,6 +6462,8 @@ def cudaGraphAddKernelNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction.
 
@@ -6493,6 +6512,7 @@ def cudaGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6514,6 +6534,8 @@ def cudaGraphAddMemAllocNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6562,6 +6584,7 @@ def cudaGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6583,6 +6606,8 @@ def cudaGraphAddMemFreeNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorNotSupported, cudaErrorInvalidValue.
 
@@ -6620,6 +6645,7 @@ def cudaGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6641,6 +6667,8 @@ def cudaGraphAddMemcpyNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6689,6 +6717,7 @@ def cudaGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6716,6 +6745,8 @@ def cudaGraphAddMemcpyNode1D(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6774,6 +6805,7 @@ def cudaGraphAddMemcpyNode1D(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6803,6 +6835,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6872,6 +6906,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6901,6 +6936,8 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -6970,6 +7007,7 @@ def cudaGraphAddMemcpyNodeToSymbol(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -6991,6 +7029,8 @@ def cudaGraphAddMemsetNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDevice.
 
@@ -7039,6 +7079,7 @@ def cudaGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -7062,6 +7103,8 @@ def cudaGraphAddNode(
 
     Returns:
         pGraphNode: Returns newly created node
+
+    pGraphNode dies with graph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorInvalidDeviceFunction, cudaErrorNotSupported.
 
@@ -7123,6 +7166,7 @@ def cudaGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pGraphNode, graph, cudaGraph_t)
     return pGraphNode
 
 
@@ -9372,6 +9416,8 @@ def cudaGraphNodeFindInClone(
     Returns:
         pNode: Returns handle to the cloned node
 
+    pNode dies with clonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
     C: cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -9389,6 +9435,7 @@ def cudaGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pNode, clonedGraph, cudaGraph_t)
     return pNode
 
 
@@ -11091,6 +11138,8 @@ def cudaLibraryGetKernel(
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaError subclasses for: cudaErrorCudartUnloading, cudaErrorInitializationError, cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorSymbolNotFound.
 
     C: cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
@@ -11108,6 +11157,7 @@ def cudaLibraryGetKernel(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, cudaLibrary_t)
     return pKernel
 
 

@@ -5636,6 +5636,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -5649,6 +5651,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -6559,6 +6562,8 @@ def cuGraphAddBatchMemOpNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
@@ -6606,6 +6611,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6627,6 +6633,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6664,6 +6672,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6805,6 +6814,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -6835,6 +6846,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6856,6 +6868,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6891,6 +6905,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6912,6 +6927,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6947,6 +6964,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6968,6 +6986,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7024,6 +7044,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7045,6 +7066,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7099,6 +7122,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7121,7 +7145,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7162,6 +7186,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7183,6 +7208,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7229,6 +7256,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7250,6 +7278,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7298,6 +7328,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7319,6 +7350,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7367,6 +7400,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7388,6 +7422,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7425,6 +7461,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7448,6 +7485,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7491,6 +7530,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7514,6 +7554,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -7564,6 +7606,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7585,6 +7628,8 @@ def cuGraphAddNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -7624,6 +7669,7 @@ def cuGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7647,6 +7693,8 @@ def cuGraphAddNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -7708,6 +7756,7 @@ def cuGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -9750,6 +9799,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -9767,6 +9818,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 
 
@@ -10708,6 +10760,8 @@ def cuGreenCtxStreamCreate(
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -10727,6 +10781,7 @@ def cuGreenCtxStreamCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phStream, greenCtx, CUgreenCtx)
     return phStream
 
 
@@ -10954,6 +11009,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -10965,6 +11022,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -11082,6 +11140,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -11095,6 +11155,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 
 
@@ -11776,6 +11837,8 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -11791,6 +11854,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 
 
@@ -11872,6 +11936,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -11885,6 +11951,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 
 
@@ -17185,6 +17252,8 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -17200,6 +17269,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 
 
@@ -17405,6 +17475,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -17417,6 +17489,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -17430,6 +17503,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -17446,6 +17521,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -17464,6 +17540,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -17500,6 +17578,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -17513,6 +17592,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -17529,6 +17610,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -18979,6 +19061,8 @@ def cuStreamCreate(Flags: int) -> CUstream:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -18992,6 +19076,7 @@ def cuStreamCreate(Flags: int) -> CUstream:
         raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -19006,6 +19091,8 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -19024,6 +19111,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 

@@ -5655,6 +5655,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -5668,6 +5670,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -6578,6 +6581,8 @@ def cuGraphAddBatchMemOpNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
@@ -6625,6 +6630,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6646,6 +6652,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6683,6 +6691,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6824,6 +6833,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -6854,6 +6865,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6875,6 +6887,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6910,6 +6924,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6931,6 +6946,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6966,6 +6983,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6987,6 +7005,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7043,6 +7063,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7064,6 +7085,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7118,6 +7141,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7140,7 +7164,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7181,6 +7205,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7202,6 +7227,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7248,6 +7275,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7269,6 +7297,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7317,6 +7347,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7338,6 +7369,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7386,6 +7419,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7407,6 +7441,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7444,6 +7480,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7467,6 +7504,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7510,6 +7549,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7533,6 +7573,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -7583,6 +7625,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7604,6 +7647,8 @@ def cuGraphAddNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -7643,6 +7688,7 @@ def cuGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7666,6 +7712,8 @@ def cuGraphAddNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -7727,6 +7775,7 @@ def cuGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -9769,6 +9818,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -9786,6 +9837,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 
 
@@ -10727,6 +10779,8 @@ def cuGreenCtxStreamCreate(
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -10746,6 +10800,7 @@ def cuGreenCtxStreamCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phStream, greenCtx, CUgreenCtx)
     return phStream
 
 
@@ -10973,6 +11028,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -10984,6 +11041,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -11101,6 +11159,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -11114,6 +11174,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 
 
@@ -11795,6 +11856,8 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -11810,6 +11873,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 
 
@@ -11891,6 +11955,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -11904,6 +11970,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 
 
@@ -17380,6 +17447,8 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -17395,6 +17464,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 
 
@@ -17600,6 +17670,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -17612,6 +17684,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -17625,6 +17698,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -17641,6 +17716,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -17659,6 +17735,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -17695,6 +17773,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -17708,6 +17787,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -17724,6 +17805,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -19174,6 +19256,8 @@ def cuStreamCreate(Flags: int) -> CUstream:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -19187,6 +19271,7 @@ def cuStreamCreate(Flags: int) -> CUstream:
         raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -19201,6 +19286,8 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -19219,6 +19306,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 

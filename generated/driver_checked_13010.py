@@ -5893,6 +5893,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -5906,6 +5908,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -6816,6 +6819,8 @@ def cuGraphAddBatchMemOpNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
@@ -6863,6 +6868,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -6884,6 +6890,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6921,6 +6929,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7078,6 +7087,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -7108,6 +7119,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7129,6 +7141,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7164,6 +7178,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7185,6 +7200,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7220,6 +7237,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7241,6 +7259,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7297,6 +7317,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7318,6 +7339,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7372,6 +7395,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7394,7 +7418,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7435,6 +7459,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7456,6 +7481,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7502,6 +7529,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7523,6 +7551,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7571,6 +7601,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7592,6 +7623,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7640,6 +7673,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7661,6 +7695,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7698,6 +7734,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7721,6 +7758,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7764,6 +7803,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7787,6 +7827,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -7837,6 +7879,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7860,6 +7903,8 @@ def cuGraphAddNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -7921,6 +7966,7 @@ def cuGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7944,6 +7990,8 @@ def cuGraphAddNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -8005,6 +8053,7 @@ def cuGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10115,6 +10164,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -10132,6 +10183,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 
 
@@ -11225,6 +11277,8 @@ def cuGreenCtxStreamCreate(
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -11244,6 +11298,7 @@ def cuGreenCtxStreamCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phStream, greenCtx, CUgreenCtx)
     return phStream
 
 
@@ -11471,6 +11526,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -11482,6 +11539,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -11599,6 +11657,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -11612,6 +11672,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 
 
@@ -12293,6 +12354,8 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -12308,6 +12371,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 
 
@@ -12389,6 +12453,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -12402,6 +12468,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 
 
@@ -18300,6 +18367,8 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -18315,6 +18384,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 
 
@@ -18520,6 +18590,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -18532,6 +18604,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -18545,6 +18618,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -18561,6 +18636,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -18579,6 +18655,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -18615,6 +18693,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -18628,6 +18707,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -18644,6 +18725,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -20182,6 +20264,8 @@ def cuStreamCreate(Flags: int) -> CUstream:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -20195,6 +20279,7 @@ def cuStreamCreate(Flags: int) -> CUstream:
         raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -20209,6 +20294,8 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -20227,6 +20314,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 

@@ -6072,6 +6072,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -6085,6 +6087,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -7026,6 +7029,8 @@ def cuGraphAddBatchMemOpNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
@@ -7073,6 +7078,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7094,6 +7100,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7131,6 +7139,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7288,6 +7297,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -7318,6 +7329,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7339,6 +7351,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7374,6 +7388,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7395,6 +7410,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7430,6 +7447,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7451,6 +7469,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7507,6 +7527,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7528,6 +7549,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7582,6 +7605,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7604,7 +7628,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7645,6 +7669,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7666,6 +7691,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7712,6 +7739,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7733,6 +7761,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7781,6 +7811,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7802,6 +7833,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7850,6 +7883,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7871,6 +7905,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7908,6 +7944,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7931,6 +7968,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7974,6 +8013,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7997,6 +8037,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -8047,6 +8089,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -8070,6 +8113,8 @@ def cuGraphAddNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -8131,6 +8176,7 @@ def cuGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -8154,6 +8200,8 @@ def cuGraphAddNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -8215,6 +8263,7 @@ def cuGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10329,6 +10378,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -10346,6 +10397,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 
 
@@ -11466,6 +11518,8 @@ def cuGreenCtxStreamCreate(
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -11485,6 +11539,7 @@ def cuGreenCtxStreamCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phStream, greenCtx, CUgreenCtx)
     return phStream
 
 
@@ -11712,6 +11767,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -11723,6 +11780,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -11840,6 +11898,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -11853,6 +11913,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 
 
@@ -12601,6 +12662,8 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -12616,6 +12679,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 
 
@@ -12697,6 +12761,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -12710,6 +12776,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 
 
@@ -18704,6 +18771,8 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -18719,6 +18788,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 
 
@@ -18924,6 +18994,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -18936,6 +19008,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -18949,6 +19022,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -18965,6 +19040,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -18983,6 +19059,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -19019,6 +19097,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -19032,6 +19111,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -19048,6 +19129,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -20629,6 +20711,8 @@ def cuStreamCreate(Flags: int) -> CUstream:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -20642,6 +20726,7 @@ def cuStreamCreate(Flags: int) -> CUstream:
         raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -20656,6 +20741,8 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
@@ -20674,6 +20761,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 

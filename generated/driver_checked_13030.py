@@ -6141,6 +6141,8 @@ def cuEventCreate(Flags: int) -> CUevent:
     Returns:
         phEvent: Returns newly created event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
@@ -6154,6 +6156,7 @@ def cuEventCreate(Flags: int) -> CUevent:
         raise _c.argument_error(exc, "cuEventCreate", ("phEvent", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -7095,6 +7098,8 @@ def cuGraphAddBatchMemOpNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
@@ -7142,6 +7147,7 @@ def cuGraphAddBatchMemOpNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7163,6 +7169,8 @@ def cuGraphAddChildGraphNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7200,6 +7208,7 @@ def cuGraphAddChildGraphNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7357,6 +7366,8 @@ def cuGraphAddEmptyNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
@@ -7387,6 +7398,7 @@ def cuGraphAddEmptyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7408,6 +7420,8 @@ def cuGraphAddEventRecordNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7443,6 +7457,7 @@ def cuGraphAddEventRecordNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7464,6 +7479,8 @@ def cuGraphAddEventWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7499,6 +7516,7 @@ def cuGraphAddEventWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7520,6 +7538,8 @@ def cuGraphAddExternalSemaphoresSignalNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7576,6 +7596,7 @@ def cuGraphAddExternalSemaphoresSignalNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7597,6 +7618,8 @@ def cuGraphAddExternalSemaphoresWaitNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7651,6 +7674,7 @@ def cuGraphAddExternalSemaphoresWaitNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7673,7 +7697,7 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
-    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed. phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7714,6 +7738,7 @@ def cuGraphAddHostNode(
         raise _error(err, _lib)
     _c.host_node_added(phGraphNode, hGraph)
     _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7735,6 +7760,8 @@ def cuGraphAddKernelNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7781,6 +7808,7 @@ def cuGraphAddKernelNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7802,6 +7830,8 @@ def cuGraphAddKernelNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7850,6 +7880,7 @@ def cuGraphAddKernelNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7871,6 +7902,8 @@ def cuGraphAddMemAllocNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7919,6 +7952,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -7940,6 +7974,8 @@ def cuGraphAddMemFreeNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -7977,6 +8013,7 @@ def cuGraphAddMemFreeNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -8000,6 +8037,8 @@ def cuGraphAddMemcpyNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -8043,6 +8082,7 @@ def cuGraphAddMemcpyNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -8066,6 +8106,8 @@ def cuGraphAddMemsetNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT.
 
@@ -8116,6 +8158,7 @@ def cuGraphAddMemsetNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -8139,6 +8182,8 @@ def cuGraphAddNode(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -8200,6 +8245,7 @@ def cuGraphAddNode(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -8223,6 +8269,8 @@ def cuGraphAddNode_v2(
 
     Returns:
         phGraphNode: Returns newly created node
+
+    phGraphNode dies with hGraph: a checked destroy of it marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -8284,6 +8332,7 @@ def cuGraphAddNode_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phGraphNode, hGraph, CUgraph)
     return phGraphNode
 
 
@@ -10398,6 +10447,8 @@ def cuGraphNodeFindInClone(
     Returns:
         phNode: Returns handle to the cloned node
 
+    phNode dies with hClonedGraph: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
@@ -10415,6 +10466,7 @@ def cuGraphNodeFindInClone(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phNode, hClonedGraph, CUgraph)
     return phNode
 
 
@@ -11535,6 +11587,8 @@ def cuGreenCtxStreamCreate(
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with greenCtx: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
@@ -11554,6 +11608,7 @@ def cuGreenCtxStreamCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(phStream, greenCtx, CUgreenCtx)
     return phStream
 
 
@@ -11781,6 +11836,8 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
     Returns:
         phEvent: Returns the imported event
 
+    phEvent dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_MAP_FAILED, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
@@ -11792,6 +11849,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> CUevent:
         raise _c.argument_error(exc, "cuIpcOpenEventHandle", ("phEvent", "handle")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phEvent, cuCtxGetCurrent)
     return phEvent
 
 
@@ -11909,6 +11967,8 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
     Returns:
         pFunc: Returned function handle
 
+    pFunc dies with kernel: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -11922,6 +11982,7 @@ def cuKernelGetFunction(kernel: CUkernel | _HandleLike) -> CUfunction:
         raise _c.argument_error(exc, "cuKernelGetFunction", ("pFunc", "kernel")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pFunc, kernel, CUkernel)
     return pFunc
 
 
@@ -12670,6 +12731,8 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
     Returns:
         pKernel: Returned kernel handle
 
+    pKernel dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -12685,6 +12748,7 @@ def cuLibraryGetKernel(library: CUlibrary | _HandleLike, name: str | bytes | Non
         raise _c.argument_error(exc, "cuLibraryGetKernel", ("pKernel", "library", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pKernel, library, CUlibrary)
     return pKernel
 
 
@@ -12766,6 +12830,8 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
     Returns:
         pMod: Returned module handle
 
+    pMod dies with library: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -12779,6 +12845,7 @@ def cuLibraryGetModule(library: CUlibrary | _HandleLike) -> CUmodule:
         raise _c.argument_error(exc, "cuLibraryGetModule", ("pMod", "library")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(pMod, library, CUlibrary)
     return pMod
 
 
@@ -19214,6 +19281,8 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
     Returns:
         hfunc: Returned function handle
 
+    hfunc dies with hmod: a checked destroy of it marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_FOUND.
 
     C: CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
@@ -19229,6 +19298,7 @@ def cuModuleGetFunction(hmod: CUmodule | _HandleLike, name: str | bytes | None) 
         raise _c.argument_error(exc, "cuModuleGetFunction", ("hfunc", "hmod", "name")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of(hfunc, hmod, CUmodule)
     return hfunc
 
 
@@ -19434,6 +19504,8 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
     Returns:
         module: Returned module
 
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_FILE_NOT_FOUND, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -19446,6 +19518,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoad", ("module", "fname")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -19459,6 +19532,8 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -19475,6 +19550,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadData", ("module", "image")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -19493,6 +19569,8 @@ def cuModuleLoadDataEx(
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -19529,6 +19607,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -19542,6 +19621,8 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
 
     Returns:
         module: Returned module
+
+    module dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -19558,6 +19639,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
         raise _c.argument_error(exc, "cuModuleLoadFatBinary", ("module", "fatCubin")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(module, cuCtxGetCurrent)
     return module
 
 
@@ -21191,6 +21273,8 @@ def cuStreamCreate(Flags: int) -> CUstream:
     Returns:
         phStream: Returned newly created stream
 
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
     C: CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -21204,6 +21288,7 @@ def cuStreamCreate(Flags: int) -> CUstream:
         raise _c.argument_error(exc, "cuStreamCreate", ("phStream", "Flags")) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 
@@ -21218,6 +21303,8 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
 
     Returns:
         phStream: Returned newly created stream
+
+    phStream dies with the current context: its checked destroy marks the handle object destroyed too.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_EXTERNAL_DEVICE.
 
@@ -21236,6 +21323,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> CUstream:
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.child_of_current(phStream, cuCtxGetCurrent)
     return phStream
 
 

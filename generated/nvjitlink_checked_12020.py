@@ -294,21 +294,33 @@ def nvJitLinkDestroy(handle: _PointerLike) -> None:
         raise _error(err, _lib)
 
 
-def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-    """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+def nvJitLinkGetErrorLog(
+    handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetErrorLog puts any error messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The error log.
+        log: The error log. C writes nvJitLinkGetErrorLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log)
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if log.__class__ is not int:
-        log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetErrorLog: the record")
+    log_made = None
+    if log is None:
+        log = log_made = (c_char * nvJitLinkGetErrorLogSize(handle))()
+    elif log.__class__ is not int:
+        log = _c.ref(
+            log,
+            c_char,
+            "log",
+            True,
+            nvJitLinkGetErrorLogSize(handle),
+            "nvJitLinkGetErrorLog: nvJitLinkGetErrorLogSize(handle)",
+        )
     elif log >> 64:
         raise _c.address_error(log, "nvJitLinkGetErrorLog", "log")
     try:
@@ -317,6 +329,7 @@ def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLik
         raise _c.argument_error(exc, "nvJitLinkGetErrorLog", ("handle", "log")) from None
     if err:
         raise _error(err, _lib)
+    return log_made.raw if log_made is not None else None
 
 
 def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -348,21 +361,33 @@ def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
     return size
 
 
-def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None:
-    """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike) -> None
+def nvJitLinkGetInfoLog(
+    handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetInfoLog puts any info messages in the log.
 
     Parameters:
         handle: nvJitLink handle.
-        log: The info log.
+        log: The info log. C writes nvJitLinkGetInfoLogSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log)
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if log.__class__ is not int:
-        log = _c.ref(log, c_char, "log", True, 1, "nvJitLinkGetInfoLog: the record")
+    log_made = None
+    if log is None:
+        log = log_made = (c_char * nvJitLinkGetInfoLogSize(handle))()
+    elif log.__class__ is not int:
+        log = _c.ref(
+            log,
+            c_char,
+            "log",
+            True,
+            nvJitLinkGetInfoLogSize(handle),
+            "nvJitLinkGetInfoLog: nvJitLinkGetInfoLogSize(handle)",
+        )
     elif log >> 64:
         raise _c.address_error(log, "nvJitLinkGetInfoLog", "log")
     try:
@@ -371,6 +396,7 @@ def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | _HandleLike, log: _PointerLike
         raise _c.argument_error(exc, "nvJitLinkGetInfoLog", ("handle", "log")) from None
     if err:
         raise _error(err, _lib)
+    return log_made.raw if log_made is not None else None
 
 
 def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -402,21 +428,32 @@ def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | _HandleLike) -> int:
     return size
 
 
-def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None:
-    """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike) -> None
+def nvJitLinkGetLinkedCubin(
+    handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedCubin gets the linked cubin.
 
     Parameters:
         handle: nvJitLink handle.
-        cubin: The linked cubin.
+        cubin: The linked cubin. C writes nvJitLinkGetLinkedCubinSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin)
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if cubin.__class__ is not int:
-        cubin = _c.pointer(cubin, "cubin", True)
+    cubin_made = None
+    if cubin is None:
+        cubin = cubin_made = (c_char * nvJitLinkGetLinkedCubinSize(handle))()
+    elif cubin.__class__ is not int:
+        cubin = _c.pointer(
+            cubin,
+            "cubin",
+            True,
+            nvJitLinkGetLinkedCubinSize(handle),
+            "nvJitLinkGetLinkedCubin: nvJitLinkGetLinkedCubinSize(handle)",
+        )
     elif cubin >> 64:
         raise _c.address_error(cubin, "nvJitLinkGetLinkedCubin", "cubin")
     try:
@@ -425,6 +462,7 @@ def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | _HandleLike, cubin: _Point
         raise _c.argument_error(exc, "nvJitLinkGetLinkedCubin", ("handle", "cubin")) from None
     if err:
         raise _error(err, _lib)
+    return cubin_made.raw if cubin_made is not None else None
 
 
 def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | _HandleLike) -> int:
@@ -456,21 +494,33 @@ def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | _HandleLike) -> int:
     return size
 
 
-def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None:
-    """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike) -> None
+def nvJitLinkGetLinkedPtx(
+    handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None
+) -> bytes | None:
+    """nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLike | None = None) -> bytes | None
 
     nvJitLinkGetLinkedPtx gets the linked ptx.
 
     Parameters:
         handle: nvJitLink handle.
-        ptx: The linked PTX.
+        ptx: The linked PTX. C writes nvJitLinkGetLinkedPtxSize(handle) bytes: a smaller buffer is refused; omitted, they are returned.
 
     C: nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx)
     """
     if handle.__class__ is not nvJitLinkHandle:
         handle = _c.handle(handle, nvJitLinkHandle, "handle")
-    if ptx.__class__ is not int:
-        ptx = _c.ref(ptx, c_char, "ptx", True, 1, "nvJitLinkGetLinkedPtx: the record")
+    ptx_made = None
+    if ptx is None:
+        ptx = ptx_made = (c_char * nvJitLinkGetLinkedPtxSize(handle))()
+    elif ptx.__class__ is not int:
+        ptx = _c.ref(
+            ptx,
+            c_char,
+            "ptx",
+            True,
+            nvJitLinkGetLinkedPtxSize(handle),
+            "nvJitLinkGetLinkedPtx: nvJitLinkGetLinkedPtxSize(handle)",
+        )
     elif ptx >> 64:
         raise _c.address_error(ptx, "nvJitLinkGetLinkedPtx", "ptx")
     try:
@@ -479,6 +529,7 @@ def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | _HandleLike, ptx: _PointerLi
         raise _c.argument_error(exc, "nvJitLinkGetLinkedPtx", ("handle", "ptx")) from None
     if err:
         raise _error(err, _lib)
+    return ptx_made.raw if ptx_made is not None else None
 
 
 def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | _HandleLike) -> int:
