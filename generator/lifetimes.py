@@ -351,6 +351,15 @@ PARENTS: dict[str, tuple[tuple[str, ...], str]] = {
     "CUevent": ((CURRENT_CONTEXT,), "cuCtxDestroy ends the events made in the context"),
 }
 
+# The handle kind CURRENT_CONTEXT stands for: the driver's context (cuCtxDestroy).
+CONTEXT_KIND = "CUcontext"
+# Every kind a destroy of which marks children.
+PARENT_KINDS = frozenset(
+    CONTEXT_KIND if kind == CURRENT_CONTEXT else kind
+    for kinds, _ in PARENTS.values()
+    for kind in kinds
+)
+
 # A function whose name says it ends something: each must be decided, in EFFECTS (as
 # DESTROYS or FREES) or in NOT_MARKED. Broad on purpose: a false match costs one entry.
 DESTROY_LIKE = re.compile(

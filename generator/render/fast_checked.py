@@ -32,13 +32,13 @@ from cudart._fastproto import OUTPUT_CODES
 
 from ..context import GenerationContext
 from ..ctypes_map import TypeKind, integer_range
-from ..lifetimes import PARENTS, RELEASES_CALLABLES
+from ..lifetimes import PARENT_KINDS, RELEASES_CALLABLES
 from ..plan import Effect, FunctionPlan, ParamKind, ResultKind, Role
 from .fast import FastFunction, FastParam
 
 # Handle kinds whose destroy also releases the Python callables only they held, or marks
 # the children made under them (lifetimes.PARENTS): their `_c.destroyed` runs after C.
-_HOLDER_KINDS = RELEASES_CALLABLES | {kind for kinds, _ in PARENTS.values() for kind in kinds}
+_HOLDER_KINDS = RELEASES_CALLABLES | PARENT_KINDS
 _OUTPUT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS, ParamKind.HANDLE})
 
 
