@@ -33384,6 +33384,8 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
             return NULL;
         return cudart_c_raise((long long)r);
     }
+    if (cudart_c_helper(cudart_destroyed, x0, "CUcontext", "cuCtxDestroy") < 0)
+        return NULL;
     Py_RETURN_NONE;
     }
 reference:
@@ -33441,6 +33443,8 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
             return NULL;
         return cudart_c_raise((long long)r);
     }
+    if (cudart_c_helper(cudart_destroyed, x0, "CUcontext", "cuCtxDestroy_v2") < 0)
+        return NULL;
     Py_RETURN_NONE;
     }
 reference:
