@@ -721,7 +721,7 @@ def destroyed(handle: Any, ctype: str, function: str) -> None:
         _handles.parent_destroyed(kind._kind_, handle.value, function)
 
 
-def child_of(child: Any, parent: Any, parent_class: type) -> None:
+def child_of(child: Any, parent: Any, parent_class: type[Handle]) -> None:
     """A successful call made the handle `child` as `parent`'s child (a handle of
     `parent_class`, or its int address): a checked destroy of the parent marks it."""
     address = int(parent) if parent is not None else 0
