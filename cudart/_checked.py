@@ -724,7 +724,9 @@ def destroyed(handle: Any, ctype: str, function: str) -> None:
 def child_of(child: Any, parent: Any, parent_class: type[Handle]) -> None:
     """A successful call made the handle `child` as `parent`'s child (a handle of
     `parent_class`, or its int address): a checked destroy of the parent marks it."""
-    address = int(parent) if parent is not None else 0
+    # After the handle conversion: None, an int, or a c_void_p (ours, or another kind
+    # the parameter takes as this one).
+    address = parent.value or 0 if isinstance(parent, ctypes.c_void_p) else parent or 0
     _handles.add_child(child, parent_class._kind_, address)
 
 

@@ -697,6 +697,19 @@ def test_a_modules_functions_die_with_it(drv, monkeypatch):
     reaches_c(monkeypatch, checked, "cuFuncSetCacheConfig", 0, g, (0,))
 
 
+def test_a_child_is_recorded_by_its_parents_kind_and_address(drv, monkeypatch):
+    """The parent given as an int or a plain c_void_p records the child as the handle
+    object would: a checked destroy of a module object at that address marks it."""
+    raw, checked = drv
+    made = []
+    for i, parent in enumerate((0x78000, ctypes.c_void_p(0x78000))):
+        make(monkeypatch, checked, "cuModuleGetFunction", 0x78100 + i)
+        made.append(checked.cuModuleGetFunction(parent, "k"))
+    record(monkeypatch, checked, "cuModuleUnload")
+    checked.cuModuleUnload(raw.CUmodule(0x78000))
+    assert [destroyed_by(f) for f in made] == ["cuModuleUnload"] * 2
+
+
 def test_a_librarys_kernels_and_their_functions_die_with_it(drv, monkeypatch):
     raw, checked = drv
     library = raw.CUlibrary(0x73000)
